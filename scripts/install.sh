@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs everything the book needs on a fresh Debian machine: system packages (as root),
+# Python packages and npm packages. Safe to run again: it skips what is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+command -v pdftotext >/dev/null 2>&1 || need_apt+=(poppler-utils)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_apt+=(postgresql)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+  else
+    echo "install.sh: please install as root: ${need_apt[*]}" >&2
+  fi
+fi
+
+python3 -m pip install -q --disable-pip-version-check -r requirements.txt 2>&1 | grep -v "Running pip as the 'root' user" || true
+python3 -c "import pypandoc, nbclient, typst, starlette, playwright" # fail loudly if pip did not deliver
+[ -d node_modules/pyodide ] && [ -d node_modules/katex ] && [ -d node_modules/pagefind ] || npm ci --no-audit --no-fund --loglevel=error
