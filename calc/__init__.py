@@ -1,0 +1,41 @@
+"""The book's physics: pure standard-library calculations.
+
+Every number the prose, the widgets or the figures print is computed here.
+`calc` imports nothing else of the project and runs unchanged in CPython 3.11
+and in Pyodide, so a widget in the browser and a chapter at build time get the
+same answer from the same function.
+
+Submodules (import the one you need, e.g. ``from calc import roofline``):
+
+- ``check``      guards for claims the prose makes
+- ``fmt``        numbers into prose (significant figures, SI prefixes)
+- ``dtypes``     bytes per element of each number format
+- ``specs``      hardware specifications, each value with its source
+- ``hierarchy``  a memory hierarchy table (latency, bandwidth, energy)
+- ``energy``     energy per operation and per access (Horowitz, ISSCC 2014)
+- ``roofline``   attainable throughput, ridge points, time lower bounds
+- ``intensity``  FLOPs and bytes of common kernels
+- ``attention``  FLOPs and HBM traffic of attention variants, a reference
+- ``tiling``     tiled matrix multiply: tile counts, traffic, shared memory
+- ``systolic``   systolic arrays: cycles, utilisation, dataflows
+- ``cuda``       CUDA indexing, coalescing, bank conflicts, launch limits
+- ``occupancy``  occupancy by the CUDA Occupancy Calculator's rules
+- ``runner``     a tiny kernel runner for runnable pseudocode
+"""
+
+__all__ = [
+    "attention",
+    "check",
+    "cuda",
+    "dtypes",
+    "energy",
+    "fmt",
+    "hierarchy",
+    "intensity",
+    "occupancy",
+    "roofline",
+    "runner",
+    "specs",
+    "systolic",
+    "tiling",
+]

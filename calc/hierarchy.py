@@ -1,0 +1,105 @@
+"""A GPU memory hierarchy table: capacity, bandwidth, latency, energy per access.
+
+The reference machine is the A100 SXM4 40GB. Capacities and HBM bandwidth come
+from ``specs``; on-chip bandwidths are *computed* from bytes per clock × SMs ×
+clock; latencies are microbenchmark figures (they vary with GPU, clock and
+access pattern, so they are marked approximate); energies come from
+``energy`` (Horowitz 2014, 45 nm) and are an order-of-magnitude guide.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from . import energy, specs
+from .sources import Source, Spec
+
+MICROBENCH = Source(
+    "Demystifying the Nvidia Ampere Architecture through Microbenchmarking and "
+    "Instruction-level Analysis (Abdelkhalik et al.)", "IEEE HPEC", 2022,
+    "abdelkhalik2022ampere", where="memory access latency results",
+    note="approximate; verify against the paper's table",
+)
+PCIE = Source("PCI Express Base Specification, Revision 4.0", "PCI-SIG", 2017, "pcisig2017pcie4",
+              where="16 GT/s per lane, 128b/130b encoding")
+A100_WP = specs.A100_WP
+
+#: A100 SM clock used for the computed on-chip bandwidths (boost clock)
+A100_BOOST_CLOCK_HZ = Spec(1.41e9, "Hz", A100_WP.at("Table 4"), "boost clock 1410 MHz")
+#: shared memory / L1: 32 banks × 4 bytes per clock per SM
+SMEM_BYTES_PER_CLOCK_PER_SM = Spec(128, "B/clock/SM", specs.CUDA_GUIDE.at(
+    "Shared memory: 32 banks, successive 32-bit words in successive banks"))
+
+
+@dataclass(frozen=True)
+class Level:
+    """One level of the hierarchy; any field may be None when no source gives it."""
+
+    name: str
+    scope: str
+    capacity_bytes: Optional[Spec]
+    bw_bytes_per_s: Optional[Spec]
+    latency_s: Optional[Spec]
+    energy_j_per_byte: Optional[Spec]
+
+
+def pcie_bw_bytes_per_s(lanes: int = 16, gt_per_s: float = 16e9) -> float:
+    """One-direction PCIe bandwidth: ``lanes × rate × 128/130 / 8`` bytes/s (Gen4: 31.5 GB/s at x16)."""
+    if lanes not in (1, 2, 4, 8, 16):
+        raise ValueError(f"PCIe links have 1, 2, 4, 8 or 16 lanes, got {lanes}")
+    return lanes * gt_per_s * 128 / 130 / 8
+
+
+def smem_bw_bytes_per_s(device_name: str = "a100-sxm-40gb", clock_hz: float = 1.41e9) -> float:
+    """Aggregate shared-memory bandwidth: ``128 B/clock × SMs × clock`` (A100: 19.5 TB/s)."""
+    return SMEM_BYTES_PER_CLOCK_PER_SM.value * specs.device(device_name).sm_count * clock_hz
+
+
+def _cycles(n: float, note: str = "") -> Spec:
+    return Spec(n / A100_BOOST_CLOCK_HZ.value, "s", MICROBENCH,
+                f"about {n:g} cycles at 1.41 GHz" + (f"; {note}" if note else ""))
+
+
+def _per_byte(spec: Spec, bits: int = 64) -> Spec:
+    return Spec(spec.value / (bits / 8), "J/B", spec.source, spec.note + " (per-byte share of a 64-bit access)")
+
+
+def a100_table() -> list[Level]:
+    """The hierarchy of an A100 SXM4 40GB, fastest first."""
+    a100 = specs.device("a100-sxm-40gb")
+    sms = a100.sm_count
+    derived = Source("computed in calc.hierarchy", "this book", 2025, None)
+    e = energy.ACCESS_ENERGY_J_PER_64BIT
+    return [
+        Level("registers", "per thread",
+              Spec(a100.value("register_file_per_sm_bytes") * sms, "B", A100_WP.at("Table 4"),
+                   "256 KB per SM × 108 SMs"),
+              None, Spec(0.0, "s", MICROBENCH, "operands are read within the instruction's pipeline"),
+              None),
+        Level("shared memory / L1", "per block (shared) / per SM (L1)",
+              Spec(a100.value("smem_per_sm_bytes") * sms, "B", A100_WP.at("Table 4"),
+                   "up to 164 KB shared per SM × 108 SMs"),
+              Spec(smem_bw_bytes_per_s(), "B/s", derived, "128 B/clock/SM × 108 SMs × 1.41 GHz"),
+              _cycles(23, "shared-memory load"),
+              _per_byte(e["sram_32kb"])),
+        Level("L2 cache", "whole GPU",
+              Spec(a100.value("l2_bytes"), "B", A100_WP.at("Table 4")),
+              None,
+              _cycles(200),
+              _per_byte(e["sram_1mb"])),
+        Level("HBM2", "whole GPU",
+              Spec(a100.mem_capacity_bytes, "B", a100.spec("mem_capacity").source, "40 GB as labelled"),
+              a100.spec("mem_bw"),
+              _cycles(290),
+              Spec(energy.HBM2_J_PER_BIT.value * 8, "J/B", energy.OCONNOR, "3.9 pJ/bit × 8")),
+        Level("host DRAM over PCIe Gen4 x16", "host",
+              None,
+              Spec(pcie_bw_bytes_per_s(16), "B/s", PCIE, "per direction, computed from the link rate"),
+              None,
+              _per_byte(e["dram_low"])),
+        Level("NVMe SSD over PCIe Gen4 x4", "host",
+              None,
+              Spec(pcie_bw_bytes_per_s(4), "B/s", PCIE, "link ceiling per direction; drives sustain less"),
+              None, None),
+    ]

@@ -1,0 +1,50 @@
+import math
+
+import pytest
+
+from calc import hierarchy
+
+
+def test_levels_are_ordered_fastest_first():
+    names = [level.name for level in hierarchy.a100_table()]
+    assert names[0] == "registers" and names[-1].startswith("NVMe")
+
+
+def test_bandwidth_falls_down_the_hierarchy():
+    bws = [lv.bw_bytes_per_s.value for lv in hierarchy.a100_table() if lv.bw_bytes_per_s]
+    assert bws == sorted(bws, reverse=True)
+
+
+def test_capacity_grows_from_shared_memory_down():
+    caps = [lv.capacity_bytes.value for lv in hierarchy.a100_table()[1:] if lv.capacity_bytes]
+    assert caps == sorted(caps)
+
+
+def test_the_register_files_hold_more_than_all_shared_memory():
+    # 256 KB vs 164 KB per SM: the largest on-chip store of an A100 is its registers
+    regs, smem = (lv.capacity_bytes.value for lv in hierarchy.a100_table()[:2])
+    assert regs > smem
+
+
+def test_every_value_has_a_source():
+    for lv in hierarchy.a100_table():
+        for spec in (lv.capacity_bytes, lv.bw_bytes_per_s, lv.latency_s, lv.energy_j_per_byte):
+            if spec is not None:
+                assert spec.source.title
+
+
+def test_shared_memory_bandwidth_is_computed_from_banks_sms_and_clock():
+    # 32 banks × 4 B per clock per SM × 108 SMs × 1.41 GHz ≈ 19.5 TB/s
+    assert math.isclose(hierarchy.smem_bw_bytes_per_s(), 128 * 108 * 1.41e9)
+
+
+def test_pcie_gen4_x16_is_about_31_5_gb_per_s_each_way():
+    assert math.isclose(hierarchy.pcie_bw_bytes_per_s(16), 31.5e9, rel_tol=1e-3)
+    with pytest.raises(ValueError):
+        hierarchy.pcie_bw_bytes_per_s(3)
+
+
+def test_hbm_is_dozens_of_times_slower_than_shared_memory():
+    smem = hierarchy.smem_bw_bytes_per_s()
+    hbm = [lv for lv in hierarchy.a100_table() if lv.name == "HBM2"][0].bw_bytes_per_s.value
+    assert 10 < smem / hbm < 15

@@ -1,0 +1,181 @@
+"""Hardware specs: values against the documents, and the sparse/dense discipline."""
+
+import math
+
+import pytest
+
+from calc import specs
+from calc.specs import DEVICES, device
+
+REQUIRED = [
+    "a100-sxm-40gb", "a100-sxm-80gb", "a100-pcie-40gb", "a100-pcie-80gb", "h100-sxm",
+    "h100-pcie", "h200-sxm", "l4", "t4", "tpu-v4", "tpu-v5e", "jetson-orin-nx-16gb", "laptop-cpu",
+]
+
+
+def T(x):
+    return x * 1e12
+
+
+def test_every_required_device_exists():
+    for name in REQUIRED:
+        assert device(name).name == name
+
+
+def test_unknown_device_message_lists_known_names():
+    with pytest.raises(ValueError, match=r"unknown device 'h300'; known: a100-sxm-40gb, a100-sxm-80gb"):
+        device("h300")
+
+
+@pytest.mark.parametrize("name,dtype,sparse,tflops", [
+    # A100 whitepaper, Table 1
+    ("a100-sxm-40gb", "fp32", False, 19.5),
+    ("a100-sxm-40gb", "tf32", False, 156),
+    ("a100-sxm-80gb", "fp16", False, 312),
+    ("a100-sxm-80gb", "fp16", True, 624),
+    ("a100-sxm-80gb", "int8", False, 624),
+    # H100 whitepaper V1.04, Table 1
+    ("h100-sxm", "fp32", False, 66.9),
+    ("h100-sxm", "tf32", False, 494.7),
+    ("h100-sxm", "fp16", False, 989.4),
+    ("h100-sxm", "bf16", False, 989.4),
+    ("h100-sxm", "fp16", True, 1978.9),
+    ("h100-sxm", "fp8", False, 1978.9),
+    ("h100-pcie", "fp32", False, 51.2),
+    ("h100-pcie", "fp16", False, 756),
+    ("t4", "fp16", False, 65),
+    ("tpu-v4", "bf16", False, 275),
+    ("tpu-v5e", "bf16", False, 197),
+])
+def test_published_peaks(name, dtype, sparse, tflops):
+    assert math.isclose(device(name).peak_flops(dtype, sparse), T(tflops), rel_tol=1e-12)
+
+
+def test_h100_dense_fp16_is_half_the_sparse_figure_not_the_sparse_figure():
+    h = device("h100-sxm")
+    assert h.peak_flops("fp16") < 1000e12
+    assert math.isclose(h.peak_flops("fp16", sparse=True) / h.peak_flops("fp16"), 2, rel_tol=1e-3)
+
+
+@pytest.mark.parametrize("name,gbs", [
+    ("a100-sxm-40gb", 1555), ("a100-pcie-40gb", 1555), ("a100-sxm-80gb", 2039),
+    ("a100-pcie-80gb", 1935), ("h100-sxm", 3352), ("h100-pcie", 2000), ("h200-sxm", 4800),
+    ("l4", 300), ("t4", 320), ("tpu-v4", 1200), ("tpu-v5e", 819), ("jetson-orin-nx-16gb", 102.4),
+    ("laptop-cpu", 20),
+])
+def test_memory_bandwidth(name, gbs):
+    assert math.isclose(device(name).mem_bw, gbs * 1e9, rel_tol=1e-12)
+
+
+def test_memory_types_follow_the_documents():
+    assert device("h100-sxm").value("mem_type") == "HBM3"  # not HBM3e (seed 003's error)
+    assert device("h200-sxm").value("mem_type") == "HBM3e"
+    assert device("a100-sxm-40gb").value("mem_type") == "HBM2"
+    assert device("a100-sxm-80gb").value("mem_type") == "HBM2e"
+
+
+def test_capacity_units_are_explicit():
+    assert device("h200-sxm").spec("mem_capacity").value == 141
+    assert device("h200-sxm").spec("mem_capacity").unit == "GB"
+    assert device("tpu-v4").spec("mem_capacity").unit == "GiB"
+    assert device("tpu-v4").mem_capacity_bytes == 32 * 2**30
+
+
+def test_sm_counts_and_l2():
+    assert device("a100-sxm-80gb").sm_count == 108
+    assert device("h100-sxm").sm_count == 132
+    assert device("h100-pcie").sm_count == 114
+    assert device("a100-sxm-40gb").value("l2_bytes") == 40 * 2**20
+    assert device("h100-sxm").value("l2_bytes") == 50 * 2**20
+
+
+def test_shared_memory_limits_per_compute_capability():
+    assert device("a100-sxm-40gb").limits.smem_per_sm_bytes == 164 * 1024
+    assert device("h100-sxm").limits.smem_per_sm_bytes == 228 * 1024
+    assert device("h100-sxm").limits.smem_per_block_optin_bytes == 227 * 1024
+    assert device("t4").limits.max_threads_per_sm == 1024
+
+
+def test_h200_has_the_compute_of_an_h100_sxm():
+    h100, h200 = device("h100-sxm"), device("h200-sxm")
+    for dtype in ("fp16", "bf16", "fp8", "tf32"):
+        assert math.isclose(h200.peak_flops(dtype), h100.peak_flops(dtype), rel_tol=2e-3)
+    assert h200.mem_bw > h100.mem_bw
+
+
+def test_dense_peak_computed_from_sparse_only_datasheets_is_marked_computed():
+    rows = {r["quantity"]: r for r in device("l4").spec_table()}
+    assert rows["peak fp16 (dense)"]["computed"] is True
+    assert rows["peak fp16 (2:4 sparse)"]["computed"] is False
+    assert math.isclose(rows["peak fp16 (dense)"]["value"], 121e12)
+
+
+def test_sparse_peak_absent_where_hardware_has_no_sparsity():
+    with pytest.raises(ValueError, match="t4 has no published 2:4-sparse fp16 peak"):
+        device("t4").peak_flops("fp16", sparse=True)
+    with pytest.raises(ValueError, match="no published 2:4-sparse"):
+        device("tpu-v4").peak_flops("bf16", sparse=True)
+
+
+def test_missing_format_raises():
+    with pytest.raises(ValueError, match="a100-sxm-80gb has no published fp8 peak"):
+        device("a100-sxm-80gb").peak_flops("fp8")
+    with pytest.raises(ValueError, match="unknown dtype"):
+        device("a100-sxm-80gb").peak_flops("fp12")
+
+
+def test_jetson_fp32_peak_is_computed_from_cores_and_clock():
+    assert math.isclose(device("jetson-orin-nx-16gb").peak_flops("fp32"), 2 * 1024 * 918e6)
+
+
+def test_ridge_points():
+    # H100 SXM dense FP16: 989.4 TFLOP/s / 3.352 TB/s ≈ 295 FLOP/byte (not 591: that uses the sparse peak)
+    assert math.isclose(device("h100-sxm").ridge_point("fp16"), 295.2, rel_tol=1e-3)
+    # A100 80GB SXM FP16: 312 / 2.039 ≈ 153 FLOP/byte
+    assert math.isclose(device("a100-sxm-80gb").ridge_point("fp16"), 153.0, rel_tol=1e-3)
+    # A100 40GB: 312 / 1.555 ≈ 200.6
+    assert math.isclose(device("a100-sxm-40gb").ridge_point("fp16"), 200.6, rel_tol=1e-3)
+    # the seed's laptop: 100 GFLOP/s / 20 GB/s = 5 FLOP/byte (20 FLOPs per 4-byte float)
+    assert device("laptop-cpu").ridge_point("fp32") == 5.0
+
+
+def test_every_spec_row_carries_a_source():
+    for d in DEVICES.values():
+        for row in d.spec_table():
+            assert row["source"], (d.name, row["quantity"])
+            assert row["unit"] is not None
+            if not d.illustrative:
+                assert row["key"], (d.name, row["quantity"])
+
+
+def test_illustrations_are_marked():
+    assert device("laptop-cpu").illustrative
+    assert device("laptop-cpu") not in specs.products()
+    assert device("h100-sxm") in specs.products()
+
+
+def test_bib_keys_exist_in_references_bib():
+    import os
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    path = os.path.join(root, "references.bib")
+    if not os.path.exists(path):
+        pytest.skip("references.bib not available in this environment")
+    with open(path, encoding="utf-8") as f:
+        bib = f.read()
+    keys = {row["key"] for d in DEVICES.values() for row in d.spec_table() if row["key"]}
+    from calc import energy, hierarchy
+    keys |= {energy.HOROWITZ.key, energy.OCONNOR.key, hierarchy.MICROBENCH.key, hierarchy.PCIE.key}
+    for key in keys:
+        assert "{" + key + "," in bib, key
+
+
+def test_compute_capability_lookup():
+    assert specs.compute_capability("9.0").max_warps_per_sm == 64
+    with pytest.raises(ValueError, match="unknown compute capability '10.0'"):
+        specs.compute_capability("10.0")
+
+
+def test_tpu_is_not_a_cuda_device():
+    with pytest.raises(ValueError, match="not a CUDA device"):
+        device("tpu-v4").limits
