@@ -1,0 +1,43 @@
+"""Command line: ``python -m bookbuild {build,check,preview}``."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .errors import BuildError
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bookbuild", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build", help="build the HTML site and the PDF")
+    b.add_argument("--to", choices=["all", "html", "pdf"], default="all")
+    b.add_argument("--no-search", action="store_true", help="skip the Pagefind index")
+    b.add_argument("--root", default=".", type=Path)
+    c = sub.add_parser("check", help="lint the sources without a full build")
+    c.add_argument("--root", default=".", type=Path)
+    p = sub.add_parser("preview", help="serve the site, rebuild on save, reload the browser")
+    p.add_argument("--root", default=".", type=Path)
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--host", default="127.0.0.1")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "build":
+            from .progress import run_build
+            formats = ("html", "pdf") if args.to == "all" else (args.to,)
+            run_build(args.root, formats, search=not args.no_search)
+        elif args.command == "check":
+            from .check import run_check
+            return run_check(args.root)
+        elif args.command == "preview":
+            from .preview import serve
+            serve(args.root, args.host, args.port)
+    except BuildError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

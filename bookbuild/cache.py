@@ -1,0 +1,64 @@
+"""Quarto's ``freeze`` idea: a chapter runs again only when its source, the build's
+execution settings or the project Python it imported have changed."""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+VERSION = "3"  # bump when the executed-markdown format changes
+
+
+def digest(*parts: str | bytes) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p.encode() if isinstance(p, str) else p)
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def file_digest(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return "missing"
+
+
+class ExecCache:
+    def __init__(self, root: Path):
+        self.root = root
+        self.dir = root / ".bookcache" / "exec"
+        self.dir.mkdir(parents=True, exist_ok=True)
+
+    def _path(self, stem: str) -> Path:
+        return self.dir / f"{stem}.json"
+
+    def lookup(self, stem: str, source_text: str, settings: dict[str, Any]) -> dict[str, Any] | None:
+        path = self._path(stem)
+        if not path.exists():
+            return None
+        entry = json.loads(path.read_text())
+        if entry.get("source") != digest(VERSION, source_text, json.dumps(settings, sort_keys=True)):
+            return None
+        for rel, old in entry.get("modules", {}).items():
+            if file_digest(self.root / rel) != old:
+                return None
+        fig_dir = self.root / ".bookcache" / "figures" / stem
+        if any(not (fig_dir / f).exists() for f in entry.get("figures", [])):
+            return None
+        return entry
+
+    def store(self, stem: str, source_text: str, settings: dict[str, Any], markdown: str,
+              modules: list[str], figures: list[str]) -> None:
+        rels = {}
+        for m in modules:
+            p = Path(m)
+            try:
+                rel = p.relative_to(self.root).as_posix()
+            except ValueError:
+                continue
+            rels[rel] = file_digest(p)
+        entry = {"source": digest(VERSION, source_text, json.dumps(settings, sort_keys=True)),
+                 "modules": rels, "figures": figures, "markdown": markdown}
+        self._path(stem).write_text(json.dumps(entry))

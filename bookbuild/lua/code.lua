@@ -1,0 +1,24 @@
+-- Code cells: `code-fold` puts a cell's code in a <details> (HTML only);
+-- every code block gets a wrapper the copy button script attaches to.
+
+function Div(div)
+  if not div.classes:includes("cell") or not FORMAT:match("html") then return nil end
+  local out = pandoc.Blocks{}
+  local changed = false
+  for _, b in ipairs(div.content) do
+    local fold = b.t == "CodeBlock" and b.attributes["code-fold"]
+    if fold == "true" or fold == "show" then
+      local summary = b.attributes["code-summary"] or "Code"
+      b.attributes["code-fold"] = nil
+      b.attributes["code-summary"] = nil
+      out:insert(pandoc.RawBlock("html", '<details class="code-fold"' .. (fold == "show" and " open" or "")
+        .. "><summary>" .. summary:gsub("<", "&lt;") .. "</summary>"))
+      out:insert(b)
+      out:insert(pandoc.RawBlock("html", "</details>"))
+      changed = true
+    else
+      out:insert(b)
+    end
+  end
+  if changed then div.content = out return div end
+end

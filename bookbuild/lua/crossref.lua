@@ -1,0 +1,133 @@
+-- Quarto-style cross-references for a whole book.
+-- The build numbers every label across all pages first (bookbuild/xref.py) and passes
+-- the index as a JSON file in metadata `book-xref`; this filter puts the numbers on
+-- headings, captions and equations, and turns @fig-x / @tbl-x / @sec-x / @eq-x into links.
+
+local index, page, root
+local headers = {}
+local numbered = {}  -- floats already given their number
+local NAMES = {fig = "Figure", tbl = "Table", sec = "Section", eq = "Equation",
+               lst = "Listing", chapter = "Chapter"}
+
+local function read_index(meta)
+  if not meta["book-xref"] then return nil end
+  local f = assert(io.open(pandoc.utils.stringify(meta["book-xref"]), "r"))
+  index = pandoc.json.decode(f:read("a"))
+  f:close()
+  page = pandoc.utils.stringify(meta["book-page"] or "")
+  root = pandoc.utils.stringify(meta["book-root"] or "")
+  for _, h in ipairs(index.sections[page] or {}) do headers[h.id] = h.number end
+end
+
+local function href(info, label)
+  -- the PDF is one document: every label is local to it
+  if info.page == page or not FORMAT:match("html") then return "#" .. label end
+  return root .. info.page .. "#" .. label
+end
+
+local function entry(label)
+  return index and index.labels[label]
+end
+
+local function ref_text(info)
+  local kind = info.kind
+  if kind == "chapter" then
+    if info.number:match("^%a$") then return "Appendix " .. info.number end
+    return "Chapter " .. info.number
+  end
+  return (NAMES[kind] or kind) .. " " .. info.number
+end
+
+local function number_span(number)
+  return pandoc.Span(pandoc.Str(number), {class = "header-section-number"})
+end
+
+local function Header(h)
+  local number = headers[h.identifier]
+  if not number or number == "" then return nil end
+  h.content = {number_span(number), pandoc.Space(), table.unpack(h.content)}
+  h.attributes["data-number"] = number
+  return h
+end
+
+local function caption_prefix(info)
+  return pandoc.Inlines{pandoc.Span(pandoc.Str(NAMES[info.kind] .. " " .. info.number .. ":"),
+                                    {class = "float-number"}), pandoc.Space()}
+end
+
+local function float_div(div)
+  local info = entry(div.identifier)
+  if not info or (info.kind ~= "fig" and info.kind ~= "tbl") then return nil end
+  local blocks = div.content
+  local caption = pandoc.Inlines{}
+  if #blocks > 1 and blocks[#blocks].t == "Para" then
+    caption = blocks[#blocks].content
+    blocks = pandoc.Blocks{table.unpack(blocks, 1, #blocks - 1)}
+  end
+  local long = caption_prefix(info)
+  long:extend(caption)
+  local attr = pandoc.Attr(div.identifier, {"quarto-float", "float-" .. info.kind}, {})
+  numbered[div.identifier] = true
+  return pandoc.Figure(blocks, {long = {pandoc.Plain(long)}}, attr)
+end
+
+local function Figure(fig)
+  local info = entry(fig.identifier)
+  if not info or numbered[fig.identifier] then return nil end
+  local long = caption_prefix(info)
+  local first = fig.caption.long[1]
+  if first then long:extend(first.content) end
+  fig.caption.long = {pandoc.Plain(long)}
+  return fig
+end
+
+local function Para(para)
+  -- $$ ... $$ {#eq-label}: number the equation and drop the label text
+  for i, el in ipairs(para.content) do
+    if el.t == "Math" and el.mathtype == "DisplayMath" then
+      local j = i + 1
+      if para.content[j] and para.content[j].t == "Space" then j = j + 1 end
+      local lab = para.content[j]
+      if lab and lab.t == "Str" and lab.text:match("^{#eq%-.+}$") then
+        local label = lab.text:sub(3, -2)
+        local info = entry(label)
+        if info then
+          if FORMAT:match("html") then
+            el.text = el.text .. " \\tag{" .. info.number .. "}"
+          else
+            el.text = el.text .. " \\qquad (" .. info.number .. ")"
+          end
+          local span = pandoc.Span({el}, {id = label, class = "equation"})
+          local out = pandoc.List{}
+          for k = 1, i - 1 do out:insert(para.content[k]) end
+          out:insert(span)
+          for k = j + 1, #para.content do out:insert(para.content[k]) end
+          para.content = out
+          return para
+        end
+      end
+    end
+  end
+end
+
+local function Cite(cite)
+  local out = pandoc.Inlines{}
+  for n, c in ipairs(cite.citations) do
+    local info = entry(c.id)
+    if not info then return nil end -- a bibliography citation: citeproc's business
+    if n > 1 then out:insert(pandoc.Str(n == #cite.citations and " and " or ", ")) end
+    local text = c.mode == "SuppressAuthor" and info.number or ref_text(info)
+    out:extend(c.prefix)
+    if #c.prefix > 0 then out:insert(pandoc.Space()) end
+    out:insert(pandoc.Link(text, href(info, c.id), "",
+      {class = "xref", ["data-xref-kind"] = info.kind, ["data-xref-title"] = info.title or ""}))
+    out:extend(c.suffix)
+  end
+  return out
+end
+
+return {
+  {Meta = read_index},
+  {Header = Header, Div = float_div, Para = Para},
+  {Figure = Figure, Cite = Cite},
+}

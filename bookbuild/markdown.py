@@ -1,0 +1,166 @@
+"""Turn an executed chapter into pandoc markdown: cells become code, figures, tables, text.
+
+The output follows Quarto's conventions, so the same filters work on both: a labelled
+float is a div whose id starts with ``fig-`` or ``tbl-`` and whose last paragraph is
+the caption.
+"""
+from __future__ import annotations
+
+import hashlib
+import html
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import BuildError
+from .execute import Kernel
+from .qmd import Cell, Document, Markdown, inline_expressions, INLINE
+
+FIG_SCHEME = "bookfig:"   # image URLs that point into the figure store; rewritten per format
+
+
+def options_for(cell: Cell, defaults: dict[str, Any]) -> dict[str, Any]:
+    opts = {"echo": True, "eval": True, "output": True, "include": True, "warning": True}
+    opts.update({k: v for k, v in defaults.items() if k in opts})
+    opts.update(cell.options)
+    return opts
+
+
+def render(doc: Document, kernel: Kernel, defaults: dict[str, Any], fig_dir: Path, stem: str) -> tuple[str, list[str]]:
+    """Execute ``doc`` and return (markdown, figure file names)."""
+    execute = dict(defaults)
+    execute.update(doc.front.get("execute") or {})
+    parts: list[str] = []
+    figures: list[str] = []
+    if doc.front:
+        parts.append("---\n" + yaml.safe_dump(doc.front, sort_keys=False, allow_unicode=True) + "---\n")
+    kernel.start_document(doc.path.parent if execute.get("execute-dir") == "file" else kernel.root)
+    for chunk in doc.chunks:
+        if isinstance(chunk, Markdown):
+            parts.append(_markdown(chunk, kernel, doc.path))
+            continue
+        if chunk.lang != "python":
+            raise BuildError(f"only python cells can run in this book (found {{{chunk.lang}}})",
+                             doc.path, chunk.line)
+        opts = options_for(chunk, execute)
+        outputs: list[dict[str, Any]] = []
+        if opts["eval"]:
+            outputs = kernel.run_cell(chunk, doc.path).outputs
+        if not opts["include"]:
+            continue
+        parts.append(_cell(chunk, opts, outputs, fig_dir, stem, figures, doc.path))
+    return "\n".join(parts), figures
+
+
+def _markdown(chunk: Markdown, kernel: Kernel, path: Path) -> str:
+    items = inline_expressions(chunk)
+    if not items:
+        return chunk.text
+    values = iter(kernel.inline(items, path))
+    out = []
+    in_fence = None
+    from .qmd import FENCE
+    for line in chunk.text.split("\n"):
+        m = FENCE.match(line)
+        if m:
+            if in_fence is None:
+                in_fence = m.group("fence")
+            elif line.strip().startswith(in_fence):
+                in_fence = None
+        if in_fence is None and not m:
+            line = INLINE.sub(lambda _m: next(values), line)
+        out.append(line)
+    return "\n".join(out)
+
+
+def _fence(text: str) -> str:
+    longest = max((len(run) for run in text.split("\n") if set(run.strip()) == {"`"}), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def _cell(cell: Cell, opts: dict[str, Any], outputs: list[dict[str, Any]], fig_dir: Path,
+          stem: str, figures: list[str], path: Path) -> str:
+    label = cell.label or ""
+    blocks: list[str] = []
+    if opts["echo"]:
+        attrs = [".python", ".cell-code"]
+        if opts.get("code-fold"):
+            attrs.append(f'code-fold="{str(opts["code-fold"]).lower()}"')
+            if opts.get("code-summary"):
+                attrs.append(f'code-summary="{_attr(opts["code-summary"])}"')
+        f = _fence(cell.code)
+        blocks.append(f"{f}{{{' '.join(attrs)}}}\n{cell.code}\n{f}")
+    body: list[str] = []
+    if opts["output"]:
+        for n, out in enumerate(outputs):
+            rendered = _output(out, opts, cell, fig_dir, stem, figures, n)
+            if rendered:
+                body.append(rendered)
+    if label.startswith("fig-") or label.startswith("tbl-"):
+        cap_key = "fig-cap" if label.startswith("fig-") else "tbl-cap"
+        caption = opts.get(cap_key)
+        if not caption:
+            raise BuildError(f"cell '{label}' has no `{cap_key}`", path, cell.line,
+                             hint=f"add `#| {cap_key}: ...`: a labelled figure or table needs a caption")
+        body = [f"::: {{#{label}}}\n" + "\n\n".join(body) + f"\n\n{caption}\n:::"]
+    elif label and not label.startswith("lst-"):
+        blocks.insert(0, "")  # plain labels only name the cell
+    classes = " ".join(f".{c}" for c in _as_list(opts.get("classes")))
+    ident = f"#cell-{label}" if label and not label.startswith(("fig-", "tbl-")) else ""
+    head = " ".join(x for x in (ident, ".cell", classes) if x)
+    return f"::::: {{{head}}}\n" + "\n\n".join(b for b in blocks + body if b) + "\n:::::\n"
+
+
+def _as_list(value: Any) -> list:
+    if value is None:
+        return []
+    return value if isinstance(value, list) else str(value).split()
+
+
+def _attr(text: Any) -> str:
+    return str(text).replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _output(out: dict[str, Any], opts: dict[str, Any], cell: Cell, fig_dir: Path, stem: str,
+            figures: list[str], n: int) -> str:
+    kind = out.get("output_type")
+    if kind == "stream":
+        if out.get("name") == "stderr" and not opts.get("warning", True):
+            return ""
+        text = out.get("text", "").rstrip("\n")
+        if not text:
+            return ""
+        f = _fence(text)
+        cls = ".cell-output-stderr" if out.get("name") == "stderr" else ".cell-output-stdout"
+        return f"{f}{{.cell-output {cls}}}\n{text}\n{f}"
+    if kind not in ("display_data", "execute_result"):
+        return ""
+    data = out.get("data", {})
+    if opts["output"] == "asis" and "text/plain" in data and "text/markdown" not in data:
+        return _text(data["text/plain"]).strip("'\"")
+    if "text/markdown" in data:
+        return _text(data["text/markdown"])
+    for mime, ext in (("image/svg+xml", "svg"), ("image/png", "png")):
+        if mime in data:
+            payload = _text(data[mime])
+            raw = payload.encode() if ext == "svg" else __import__("base64").b64decode(payload)
+            digest = hashlib.sha1(raw).hexdigest()[:10]
+            name = f"{cell.label or 'cell-' + str(cell.index + 1)}-{n + 1}-{digest}.{ext}"
+            fig_dir.mkdir(parents=True, exist_ok=True)
+            (fig_dir / name).write_bytes(raw)
+            figures.append(name)
+            alt = opts.get("fig-alt") or ""
+            alt_attr = f' fig-alt="{_attr(alt)}"' if alt else ""
+            return f"![]({FIG_SCHEME}{stem}/{name}){{{alt_attr.strip()}}}" if alt else f"![]({FIG_SCHEME}{stem}/{name})"
+    if "text/html" in data:
+        return "```{=html}\n" + _text(data["text/html"]) + "\n```"
+    if "text/plain" in data:
+        text = _text(data["text/plain"])
+        f = _fence(text)
+        return f"{f}{{.cell-output .cell-output-display}}\n{text}\n{f}"
+    return ""
+
+
+def _text(value: Any) -> str:
+    return "".join(value) if isinstance(value, list) else str(value)

@@ -1,0 +1,48 @@
+"""Render TeX math to HTML at build time with KaTeX (npm ``katex``), so pages need
+only KaTeX's stylesheet and fonts, no script, and show math before any JS runs."""
+from __future__ import annotations
+
+import html
+import json
+import re
+import subprocess
+from pathlib import Path
+
+from .cache import digest
+from .errors import BuildError
+
+# pandoc --katex writes the TeX, HTML-escaped, in a span (older pandocs add \( \) or \[ \])
+MATH = re.compile(r'<span class="math (inline|display)">(?:\\[(\[])?(.*?)(?:\\[)\]])?</span>', re.S)
+SCRIPT = Path(__file__).parent / "katex_render.cjs"
+
+
+def render_pages(pages: dict[str, str], root: Path) -> dict[str, str]:
+    """Replace pandoc's ``--katex`` math spans in every page with KaTeX's HTML."""
+    cache_path = root / ".bookcache" / "math.json"
+    cache: dict[str, str] = json.loads(cache_path.read_text()) if cache_path.exists() else {}
+    todo: dict[str, tuple[str, bool, str]] = {}
+    for name, text in pages.items():
+        for m in MATH.finditer(text):
+            tex, display = html.unescape(m.group(2)), m.group(1) == "display"
+            key = digest(tex, str(display))
+            if key not in cache:
+                todo[key] = (tex, display, name)
+    if todo:
+        keys = list(todo)
+        from .website import node_modules
+        proc = subprocess.run(["node", str(SCRIPT)], cwd=node_modules(root).parent, capture_output=True,
+                              input=json.dumps([[todo[k][0], todo[k][1]] for k in keys]).encode())
+        if proc.returncode != 0:
+            raise BuildError("KaTeX could not run", detail=proc.stderr.decode(),
+                             hint="run `npm ci` so node_modules/katex exists")
+        results = json.loads(proc.stdout)
+        for key, res in zip(keys, results):
+            if "error" in res:
+                tex, _d, page = todo[key]
+                raise BuildError(f"math does not parse: {res['error']}", page, detail=tex)
+            cache[key] = res["html"]
+        cache_path.write_text(json.dumps(cache))
+    out = {}
+    for name, text in pages.items():
+        out[name] = MATH.sub(lambda m: cache[digest(html.unescape(m.group(2)), str(m.group(1) == "display"))], text)
+    return out

@@ -1,0 +1,63 @@
+"""Run Pandoc (the binary shipped by the PyPI package ``pypandoc-binary``)."""
+from __future__ import annotations
+
+import json
+import subprocess
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from .errors import BuildError
+
+LUA = Path(__file__).parent / "lua"
+SYNTAX = Path(__file__).parent / "syntax"
+READ_FORMAT = "markdown+autolink_bare_uris-smart"  # Quarto reads pandoc markdown
+
+
+@lru_cache(maxsize=1)
+def binary() -> str:
+    import pypandoc
+    return pypandoc.get_pandoc_path()
+
+
+def run(args: list[str], text: str, cwd: Path, what: str, source: str | None = None) -> str:
+    proc = subprocess.run([binary(), *args], input=text.encode(), capture_output=True, cwd=cwd)
+    err = proc.stderr.decode(errors="replace")
+    if proc.returncode != 0:
+        raise BuildError(f"pandoc failed while {what}", source, detail=err)
+    warnings = [ln for ln in err.splitlines() if ln.strip()]
+    if warnings:
+        raise BuildError(f"pandoc warned while {what}", source, detail="\n".join(warnings),
+                         hint="the book builds with no warnings: fix the source")
+    return proc.stdout.decode()
+
+
+def read(markdown: str, cwd: Path, source: str) -> dict[str, Any]:
+    return json.loads(run(["-f", READ_FORMAT, "-t", "json"], markdown, cwd, "reading", source))
+
+
+def internal_filters() -> list[Path]:
+    """Our implementations of Quarto's built-in features, run after the user's filters."""
+    return [LUA / name for name in ("crossref.lua", "callout.lua", "tabset.lua", "margin.lua", "code.lua")]
+
+
+def filter_args(user_filters: list[Path], citeproc: bool) -> list[str]:
+    args: list[str] = []
+    for f in [*user_filters, *internal_filters()]:
+        args += ["--lua-filter", str(f)]
+    if citeproc:
+        args.append("--citeproc")
+    args += ["--lua-filter", str(LUA / "links.lua")]
+    return args
+
+
+def metadata_args(meta: dict[str, Any]) -> list[str]:
+    args = []
+    for key, value in meta.items():
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            args += ["-M", f"{key}={'true' if value else 'false'}"]
+        else:
+            args += ["-M", f"{key}={value}"]
+    return args

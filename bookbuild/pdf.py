@@ -1,0 +1,100 @@
+"""The PDF: every page through the same filters to typst, one book file, compiled by
+the typst compiler (PyPI ``typst``)."""
+from __future__ import annotations
+
+import json
+import re
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import jinja2
+
+from . import xref
+from .cache import digest, file_digest
+from .config import BookConfig
+from .errors import BuildError
+from .website import convert, filters_digest, references_page
+
+TEMPLATES = Path(__file__).parent / "templates"
+IMAGE = re.compile(r'image\("(?!/)([^"]+)"')
+
+
+def typst_fragment(cfg: BookConfig, page: xref.Page, index_path: Path, cites: list[str],
+                   refs_page: str | None) -> str:
+    media = Path(".bookcache") / "media" / page.output.replace("/", "-")
+    text = convert(cfg, page, index_path, cites, refs_page, "typst", [f"--extract-media={media}"])
+    # typst resolves absolute paths from the project root given to the compiler
+    return IMAGE.sub(lambda m: f'image("/{m.group(1)}"', text)
+
+
+def write_pdf(cfg: BookConfig, pages: list[xref.Page], index_path: Path, cites: list[str], progress) -> Path:
+    cache_dir = cfg.root / ".bookcache" / "typst"
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    refs_page = references_page(pages)
+    index_digest = file_digest(index_path)
+    fdig = filters_digest(cfg)
+
+    def one(page: xref.Page) -> str:
+        key = digest(json.dumps(page.ast), index_digest, fdig, json.dumps(cites), str(refs_page),
+                     json.dumps(cfg.typst, sort_keys=True, default=str))
+        path = cache_dir / (page.output.replace("/", "-") + ".json")
+        if path.exists():
+            cached = json.loads(path.read_text())
+            if cached["key"] == key:
+                return cached["typst"]
+        t = time.perf_counter()
+        text = typst_fragment(cfg, page, index_path, cites, refs_page)
+        path.write_text(json.dumps({"key": key, "typst": text}))
+        progress("pdf", page.output.replace(".html", ".typ"), time.perf_counter() - t)
+        return text
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        fragments = list(pool.map(one, pages))
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=False,
+                             variable_start_string="{{", variable_end_string="}}",
+                             block_start_string="{%", block_end_string="%}", comment_start_string="{#!",
+                             comment_end_string="!#}")
+    chapters = []
+    last_part = None
+    appendix_started = False
+    for ch, frag in zip(cfg.chapters, fragments):
+        part = ch.part
+        if ch.appendix and not appendix_started:
+            appendix_started = True
+            part = part or "Appendices"
+        new_part = part if part and part != last_part else None
+        last_part = part or last_part
+        chapters.append({"part": new_part, "typst": frag, "appendix": ch.appendix})
+    source = env.get_template("book.typ").render(book=cfg, chapters=chapters, typst_str=typst_str,
+                                                   typst_text=typst_text)
+    book_typ = cache_dir / "book.typ"
+    pdf_path = cfg.out / cfg.pdf_name
+    key = digest(source, *[file_digest(p) for p in sorted((cfg.root / ".bookcache" / "figures").rglob("*"))
+                           if p.is_file()])
+    stamp = cache_dir / "book.key"
+    if pdf_path.exists() and stamp.exists() and stamp.read_text() == key:
+        return pdf_path
+    book_typ.write_text(source, encoding="utf-8")
+    t = time.perf_counter()
+    import typst
+    cfg.out.mkdir(parents=True, exist_ok=True)
+    try:
+        typst.compile(str(book_typ), output=str(pdf_path), root=str(cfg.root))
+    except Exception as exc:  # typst raises its own error type with the diagnostics
+        raise BuildError("typst could not compile the PDF", book_typ, detail=str(exc),
+                         hint="the message names a line of the generated book.typ") from None
+    stamp.write_text(key)
+    progress("pdf", cfg.pdf_name, time.perf_counter() - t)
+    return pdf_path
+
+
+def typst_str(value: object) -> str:
+    """A Python value as a typst string literal."""
+    return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def typst_text(value: object) -> str:
+    """Plain text made safe inside typst markup."""
+    return re.sub(r'([\\#\[\]*_$@<>`~])', r'\\\1', str(value))

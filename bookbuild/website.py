@@ -1,0 +1,277 @@
+"""Write the HTML site: one page per chapter, wrapped in the book's template, plus
+static files, rendered math and the offline search index."""
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from . import mathrender, pandoc, xref
+from .cache import digest, file_digest
+from .config import BookConfig
+from .errors import BuildError
+
+TEMPLATES = Path(__file__).parent / "templates"
+WORDS_PER_MINUTE = 230
+TAG = re.compile(r"<[^>]+>")
+
+
+def meta_string(value: str) -> dict:
+    return {"t": "MetaString", "c": value}
+
+
+def cite_meta(keys: list[str]) -> dict:
+    citations = [{"citationId": k, "citationPrefix": [], "citationSuffix": [],
+                  "citationMode": {"t": "NormalCitation"}, "citationNoteNum": 0, "citationHash": 0}
+                 for k in keys]
+    return {"t": "MetaInlines", "c": [{"t": "Cite", "c": [citations, [{"t": "Str", "c": "@*"}]]}]}
+
+
+def page_meta(cfg: BookConfig, page: xref.Page, index_path: Path, cites: list[str],
+              refs_page: str | None, fmt: str) -> dict[str, Any]:
+    depth = page.output.count("/")
+    meta = {
+        "book-xref": meta_string(str(index_path)),
+        "book-page": meta_string(page.output),
+        "book-root": meta_string("../" * depth if fmt.startswith("html") else ""),
+        "link-citations": {"t": "MetaBool", "c": True},
+    }
+    ref_loc = (cfg.html if fmt.startswith("html") else cfg.typst).get("reference-location")
+    if ref_loc:
+        meta["reference-location"] = meta_string(str(ref_loc))
+    if not fmt.startswith("html"):
+        meta["book-figures"] = meta_string(".bookcache/figures/")
+    if refs_page:
+        meta["book-refs-page"] = meta_string(refs_page)
+    if cfg.bibliography:
+        meta["bibliography"] = {"t": "MetaList", "c": [meta_string(str(cfg.root / b)) for b in cfg.bibliography]}
+        if page.output == refs_page:
+            if cites:
+                meta["nocite"] = cite_meta(cites)
+        else:
+            meta["suppress-bibliography"] = {"t": "MetaBool", "c": True}
+    csl = cfg.raw.get("csl")
+    if csl:
+        meta["csl"] = meta_string(str(cfg.root / csl))
+    return meta
+
+
+def references_page(pages: list[xref.Page]) -> str | None:
+    for page in pages:
+        for el in xref.walk(page.ast["blocks"]):
+            if el["t"] == "Div" and el["c"][0][0] == "refs":
+                return page.output
+    return None
+
+
+def user_filters(cfg: BookConfig) -> list[Path]:
+    out = []
+    for f in cfg.filters:
+        path = cfg.root / f
+        if not path.exists():
+            raise BuildError(f"filter {f} does not exist", cfg.root / "_quarto.yml")
+        out.append(path)
+    return out
+
+
+def convert(cfg: BookConfig, page: xref.Page, index_path: Path, cites: list[str], refs_page: str | None,
+            fmt: str, extra: list[str]) -> str:
+    """Run a page's AST through the filters and pandoc's writer for ``fmt``."""
+    ast = dict(page.ast)
+    meta = dict(ast.get("meta", {}))
+    meta.update(page_meta(cfg, page, index_path, cites, refs_page, fmt))
+    ast["meta"] = meta
+    args = ["-f", "json", "-t", fmt, "--syntax-definition", str(pandoc.SYNTAX / "cuda.xml"), *extra,
+            *pandoc.filter_args(user_filters(cfg), citeproc=bool(cfg.bibliography))]
+    return pandoc.run(args, json.dumps(ast), cfg.root, f"writing {fmt}", page.source)
+
+
+def filters_digest(cfg: BookConfig) -> str:
+    files = [*user_filters(cfg), *pandoc.internal_filters(), pandoc.LUA / "links.lua",
+             pandoc.SYNTAX / "cuda.xml", *[cfg.root / b for b in cfg.bibliography]]
+    return digest(*[file_digest(f) for f in files], pandoc.binary())
+
+
+def write_site(cfg: BookConfig, pages: list[xref.Page], index: dict[str, Any], index_path: Path,
+               cites: list[str], progress, report, search: bool = True) -> None:
+    out = cfg.out
+    out.mkdir(parents=True, exist_ok=True)
+    refs_page = references_page(pages)
+    cache_dir = cfg.root / ".bookcache" / "html"
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    index_digest = digest(json.dumps(index, sort_keys=True))
+    fdig = filters_digest(cfg)
+    changed: list[str] = []
+
+    def body_of(page: xref.Page) -> str:
+        key = digest(json.dumps(page.ast), index_digest, fdig, json.dumps(cites), str(refs_page),
+                     json.dumps(cfg.html, sort_keys=True, default=str))
+        path = cache_dir / (page.output.replace("/", "-") + ".json")
+        if path.exists():
+            cached = json.loads(path.read_text())
+            if cached["key"] == key:
+                return cached["html"]
+        t = time.perf_counter()
+        body = convert(cfg, page, index_path, cites, refs_page, "html5", ["--section-divs", "--katex"])
+        path.write_text(json.dumps({"key": key, "html": body}))
+        changed.append(page.output)
+        progress("html", page.output, time.perf_counter() - t)
+        return body
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        bodies = dict(zip([p.output for p in pages], pool.map(body_of, pages)))
+    bodies = mathrender.render_pages(bodies, cfg.root)
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
+                             trim_blocks=True, lstrip_blocks=True)
+    template = env.get_template("page.html")
+    nav = navigation(cfg, index)
+    version = book_version(cfg)
+    wrote = 0
+    for i, page in enumerate(pages):
+        body = bodies[page.output]
+        depth = page.output.count("/")
+        root = "../" * depth
+        info = index["pages"][page.source]
+        words = len(TAG.sub(" ", body).split())
+        ctx = {
+            "book": cfg, "page": page, "root": root, "nav": nav, "version": version,
+            "title": info["title"], "number": info["number"],
+            "body": body, "toc": page_toc(index, page.output),
+            "prev": nav_link(pages, index, i - 1, root), "next": nav_link(pages, index, i + 1, root),
+            "minutes": max(1, math.ceil(words / WORDS_PER_MINUTE)), "words": words,
+            "has_math": 'class="katex' in body, "has_widgets": "data-widget=" in body,
+            "source_url": source_url(cfg, page.source), "issue_url": issue_url(cfg),
+            "feedback": cfg.raw.get("feedback") or {},
+            "assets": asset_list(cfg),
+        }
+        text = template.render(**ctx)
+        dest = out / page.output
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if not dest.exists() or dest.read_text(encoding="utf-8") != text:
+            dest.write_text(text, encoding="utf-8")
+            wrote += 1
+        report.html_pages.append(page.output)
+    static_files(cfg)
+    if search and (wrote or not (out / "pagefind").exists()):
+        t = time.perf_counter()
+        run_pagefind(cfg)
+        progress("search", "pagefind index", time.perf_counter() - t)
+
+
+def navigation(cfg: BookConfig, index: dict[str, Any]) -> list[dict[str, Any]]:
+    """Sidebar entries: parts with their chapters, in order."""
+    groups: list[dict[str, Any]] = []
+    appendix_started = False
+    for ch in cfg.chapters:
+        info = index["pages"][ch.source.as_posix()]
+        part = ch.part
+        if ch.appendix and not appendix_started:
+            appendix_started = True
+            groups.append({"part": "Appendices", "chapters": []})
+        elif not ch.appendix and (not groups or groups[-1]["part"] != part):
+            groups.append({"part": part, "chapters": []})
+        elif ch.appendix and part and groups[-1]["part"] != part:
+            groups.append({"part": part, "chapters": []})
+        groups[-1]["chapters"].append({"href": ch.output.as_posix(), "title": info["title"],
+                                       "number": info["number"]})
+    return groups
+
+
+def page_toc(index: dict[str, Any], output: str) -> list[dict[str, Any]]:
+    return [h for h in index["sections"].get(output, []) if 2 <= h["level"] <= 3]
+
+
+def nav_link(pages: list[xref.Page], index: dict[str, Any], i: int, root: str) -> dict[str, str] | None:
+    if i < 0 or i >= len(pages):
+        return None
+    info = index["pages"][pages[i].source]
+    label = f"{info['number']}  {info['title']}" if info["number"] else info["title"]
+    return {"href": root + pages[i].output, "title": label}
+
+
+def source_url(cfg: BookConfig, source: str) -> str | None:
+    if not cfg.repo_url:
+        return None
+    branch = cfg.raw.get("book", {}).get("repo-branch", "main")
+    return f"{cfg.repo_url.rstrip('/')}/blob/{branch}/{source}"
+
+
+def issue_url(cfg: BookConfig) -> str | None:
+    if not cfg.repo_url or "issue" not in cfg.repo_actions:
+        return None
+    return f"{cfg.repo_url.rstrip('/')}/issues/new"
+
+
+def book_version(cfg: BookConfig) -> str:
+    try:
+        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=cfg.root, capture_output=True,
+                             text=True, timeout=5).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        rev = ""
+    return rev or "dev"
+
+
+def asset_list(cfg: BookConfig) -> dict[str, list[str]]:
+    """Stylesheets and scripts under assets/ that every page loads (widget ones only where needed)."""
+    css = sorted(p.name for p in (cfg.root / "assets" / "css").glob("*.css")) if (cfg.root / "assets/css").exists() else []
+    js = sorted(p.name for p in (cfg.root / "assets" / "js").glob("*.js")) if (cfg.root / "assets/js").exists() else []
+    return {"css": [c for c in css if c != "widgets.css"],
+            "js": [j for j in js if not j.startswith("widgets-")],
+            "widget_css": [c for c in css if c == "widgets.css"],
+            "widget_js": [j for j in js if j == "widgets-host.js"]}
+
+
+def node_modules(root: Path) -> Path:
+    """The npm packages folder, found as node finds it: here or in a parent folder."""
+    for folder in (root, *root.parents):
+        if (folder / "node_modules").is_dir():
+            return folder / "node_modules"
+    return root / "node_modules"
+
+
+def _sync_tree(src: Path, dest: Path) -> None:
+    if not src.exists():
+        return
+    for path in src.rglob("*"):
+        if path.is_dir():
+            continue
+        target = dest / path.relative_to(src)
+        if target.exists() and target.stat().st_size == path.stat().st_size and \
+                target.stat().st_mtime >= path.stat().st_mtime:
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, target)
+
+
+def static_files(cfg: BookConfig) -> None:
+    out = cfg.out
+    _sync_tree(cfg.root / "assets", out / "assets")
+    _sync_tree(cfg.root / ".bookcache" / "figures", out / "figures")
+    katex = node_modules(cfg.root) / "katex" / "dist"
+    if katex.exists():
+        _sync_tree(katex / "fonts", out / "assets" / "katex" / "fonts")
+        target = out / "assets" / "katex" / "katex.min.css"
+        if not target.exists():
+            shutil.copy2(katex / "katex.min.css", target)
+    if (cfg.root / "widgets" / "bundle.py").exists():
+        from widgets import bundle  # the widget runtime (Pyodide + calc) ships inside the site
+        bundle.build_runtime(out, cfg.root)
+
+
+def run_pagefind(cfg: BookConfig) -> None:
+    exe = node_modules(cfg.root) / ".bin" / "pagefind"
+    if not exe.exists():
+        raise BuildError("pagefind is not installed", hint="run `npm ci` in the book's folder")
+    proc = subprocess.run([str(exe), "--site", str(cfg.out), "--output-subdir", "pagefind", "--silent"],
+                          cwd=cfg.root, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BuildError("pagefind failed to index the site", detail=proc.stdout + proc.stderr)

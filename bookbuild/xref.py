@@ -1,0 +1,181 @@
+"""Number the book's chapters, sections, figures, tables and equations, across all pages.
+
+Pandoc reads each page; this walks the JSON ASTs in reading order and produces one
+index, ``label -> {kind, number, page, title}``. The ``crossref.lua`` filter uses it
+to put numbers on headings and captions and to turn ``@fig-x`` into "Figure 2.3".
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from .errors import BuildError, line_of
+
+KINDS = {"fig": "Figure", "tbl": "Table", "eq": "Equation", "sec": "Section", "lst": "Listing"}
+
+
+def walk(node: Any) -> Iterator[dict]:
+    """Every AST element (a dict with a ``t``), depth first, in document order."""
+    if isinstance(node, dict):
+        if "t" in node:
+            yield node
+        for value in node.values():
+            yield from walk(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from walk(item)
+
+
+def stringify(node: Any) -> str:
+    out: list[str] = []
+    for el in walk(node):
+        t = el["t"]
+        if t == "Str":
+            out.append(el["c"])
+        elif t in ("Space", "SoftBreak", "LineBreak"):
+            out.append(" ")
+        elif t in ("Code", "Math"):
+            out.append(el["c"][1])
+    return "".join(out)
+
+
+@dataclass
+class Page:
+    source: str          # chapters/x.qmd
+    output: str          # chapters/x.html
+    ast: dict
+    text: str            # the .qmd source, to locate errors
+    appendix: bool = False
+
+
+def _attr_of(el: dict) -> tuple[str, list[str]] | None:
+    t, c = el["t"], el.get("c")
+    if t == "Header":
+        return c[1][0], c[1][1]
+    if t in ("Div", "Figure", "Table", "Span", "CodeBlock"):
+        return c[0][0], c[0][1]
+    return None
+
+
+def build_index(pages: list[Page]) -> dict[str, Any]:
+    labels: dict[str, dict[str, Any]] = {}
+    page_info: dict[str, dict[str, Any]] = {}
+    sections: dict[str, list[dict[str, Any]]] = {}
+
+    def add(label: str, info: dict, page: Page) -> None:
+        if label in labels:
+            first = labels[label]
+            raise BuildError(f"duplicate label '{label}' (first used in {first['source']})",
+                             page.source, line_of(page.text, "#" + label) or line_of(page.text, label),
+                             hint="every label must be unique across the whole book")
+        info["source"] = page.source
+        info["page"] = page.output
+        labels[label] = info
+
+    numbered = 0
+    lettered = 0
+    for page in pages:
+        chapter = ""
+        counters = {"fig": 0, "tbl": 0, "eq": 0, "lst": 0}
+        sec = [0, 0, 0, 0, 0, 0]
+        title = None
+        heads = sections.setdefault(page.output, [])
+        blocks = page.ast["blocks"]
+        tab_titles = {id(h) for el in walk(blocks) if el["t"] == "Div" and "panel-tabset" in el["c"][0][1]
+                      for h in el["c"][1] if h["t"] == "Header"}
+        for el in walk(blocks):
+            t = el["t"]
+            if t == "Header" and id(el) not in tab_titles:
+                level, (ident, classes, _kv), inlines = el["c"]
+                text = stringify(inlines)
+                unnumbered = "unnumbered" in classes or "unlisted" in classes
+                if level == 1 and title is None:
+                    title = text
+                    if not unnumbered and page.appendix:
+                        lettered += 1
+                        chapter = chr(ord("A") + lettered - 1)
+                    elif not unnumbered:
+                        numbered += 1
+                        chapter = str(numbered)
+                    heads.append({"id": ident, "number": chapter, "title": text, "level": 1})
+                    if _is_label(ident):
+                        add(ident, {"kind": "chapter", "number": chapter, "title": text}, page)
+                    continue
+                if level >= 2 and not unnumbered and chapter:
+                    sec[level - 2] += 1
+                    for k in range(level - 1, len(sec)):
+                        sec[k] = 0
+                    number = ".".join([chapter] + [str(x) for x in sec[:level - 1]])
+                else:
+                    number = ""
+                heads.append({"id": ident, "number": number, "title": text, "level": level})
+                if _is_label(ident):
+                    add(ident, {"kind": "sec", "number": number, "title": text, "level": level}, page)
+                continue
+            attr = _attr_of(el)
+            if attr and attr[0]:
+                prefix = attr[0].split("-", 1)[0]
+                if prefix in ("fig", "tbl", "lst") and t in ("Div", "Figure", "Table", "CodeBlock"):
+                    counters[prefix] += 1
+                    number = f"{chapter}.{counters[prefix]}" if chapter else str(counters[prefix])
+                    add(attr[0], {"kind": prefix, "number": number, "title": _caption(el)}, page)
+            if t == "Para":
+                eq = _equation_label(el["c"])
+                if eq:
+                    counters["eq"] += 1
+                    number = f"{chapter}.{counters['eq']}" if chapter else str(counters["eq"])
+                    add(eq, {"kind": "eq", "number": number, "title": ""}, page)
+        page_info[page.source] = {"number": chapter, "title": title or Path(page.source).stem,
+                                  "output": page.output}
+    return {"labels": labels, "pages": page_info, "sections": sections}
+
+
+def _is_label(ident: str) -> bool:
+    """Only labels with a cross-reference prefix are global; pandoc's automatic
+    heading ids only need to be unique within their page (pandoc sees to that)."""
+    return ident.split("-", 1)[0] in KINDS and "-" in ident
+
+
+def _caption(el: dict) -> str:
+    t, c = el["t"], el["c"]
+    if t == "Figure":
+        return stringify(c[1])
+    if t == "Table":
+        return stringify(c[1])
+    if t == "Div":
+        blocks = c[1]
+        if blocks and blocks[-1]["t"] == "Para":
+            return stringify(blocks[-1]["c"])
+    return ""
+
+
+def _equation_label(inlines: list) -> str | None:
+    """Quarto's ``$$ ... $$ {#eq-x}``: display math then the label as text."""
+    for i, el in enumerate(inlines):
+        if el["t"] == "Math" and el["c"][0]["t"] == "DisplayMath":
+            rest = "".join(x["c"] if x["t"] == "Str" else " " for x in inlines[i + 1:i + 3]).strip()
+            if rest.startswith("{#eq-") and rest.endswith("}"):
+                return rest[2:-1]
+    return None
+
+
+def references(pages: list[Page]) -> list[tuple[str, str, int | None]]:
+    """All @-references to cross-ref labels: (label, source, line)."""
+    found = []
+    for page in pages:
+        for el in walk(page.ast["blocks"]):
+            if el["t"] == "Cite":
+                for cit in el["c"][0]:
+                    cid = cit["citationId"]
+                    if cid.split("-", 1)[0] in KINDS:
+                        found.append((cid, page.source, line_of(page.text, "@" + cid)))
+    return found
+
+
+def check_references(pages: list[Page], index: dict[str, Any]) -> None:
+    for label, source, line in references(pages):
+        if label not in index["labels"]:
+            near = [k for k in index["labels"] if k.split("-", 1)[0] == label.split("-", 1)[0]]
+            raise BuildError(f"unresolved cross-reference @{label}", source, line,
+                             hint=f"known {label.split('-', 1)[0]} labels: {', '.join(sorted(near)[:8]) or 'none'}")
