@@ -1,0 +1,482 @@
+/* Reader feedback: select a passage and "Suggest a change", or write in the feedback box at the end.
+ *
+ * Page contract: the text is in <main id="content">; <meta name="book-version" content="...">; and either
+ *   <meta name="feedback-endpoint" content="/api/feedback">   POST to the feedback service, or
+ *   <meta name="feedback-issue-url" content="https://github.com/OWNER/REPO/issues/new">   static hosting:
+ *   open a prefilled "new issue" link instead.
+ * A suggestion is anchored as a W3C Web Annotation TextQuoteSelector {exact, prefix, suffix} plus page,
+ * section id and book version. Submissions wait in localStorage until the service has them (201/200);
+ * retries reuse the browser-made id, so the service stores each one once.
+ * Test hook: window.bookFeedback = {queue(): queued items, flush(): Promise of {id: {kind, reason}}}.
+ */
+(() => {
+  'use strict';
+
+  const QUEUE_KEY = 'bookFeedback.queue.v1';
+  const CONTEXT_CHARS = 32;
+  const MAX_EXACT = 2000;
+  const MAX_SUGGESTION = 5000;
+  const RETRY_BASE_MS = 2000;
+  const RETRY_MAX_MS = 5 * 60 * 1000;
+  const REQUEST_TIMEOUT_MS = 10000;
+  const MAX_QUEUE = 50;
+  const MAX_AGE_MS = 30 * 24 * 3600 * 1000;
+  const MAX_ISSUE_URL = 8000;
+  const SHORTCUT = 'Alt+Shift+S';
+  const UI = 'data-feedback-ui';
+
+  const meta = (name) => (document.querySelector(`meta[name="${name}"]`)?.content || '').trim();
+  const config = {
+    endpoint: meta('feedback-endpoint'),
+    issueUrl: meta('feedback-issue-url'),
+    version: meta('book-version') || 'unknown',
+  };
+  const main = document.querySelector('main#content');
+
+  // ---- the queue: localStorage, or memory when storage is unavailable --------------------------------
+
+  const storage = (() => {
+    try {
+      localStorage.setItem(QUEUE_KEY + '.probe', '1');
+      localStorage.removeItem(QUEUE_KEY + '.probe');
+      return localStorage;
+    } catch {
+      return null;
+    }
+  })();
+  let memoryQueue = [];
+
+  function loadQueue() {
+    if (!storage) return memoryQueue;
+    try {
+      const items = JSON.parse(storage.getItem(QUEUE_KEY) || '[]');
+      return Array.isArray(items) ? items.filter((i) => i && i.payload && i.payload.id) : [];
+    } catch {
+      return [];
+    }
+  }
+
+  function updateQueue(change) {
+    const now = Date.now();
+    const items = change(loadQueue()).filter((i) => now - i.created < MAX_AGE_MS).slice(-MAX_QUEUE);
+    memoryQueue = items;
+    if (storage) {
+      try {
+        storage.setItem(QUEUE_KEY, JSON.stringify(items));
+      } catch { /* full or blocked: the memory copy still retries while the page is open */ }
+    }
+  }
+
+  // ---- sending ------------------------------------------------------------------------------------------
+
+  async function post(payload) {
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), REQUEST_TIMEOUT_MS);
+    try {
+      const res = await fetch(config.endpoint, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(payload),
+        credentials: 'omit',
+        signal: abort.signal,
+      });
+      const reason = await res.json().then((b) => String(b.error || ''), () => '');
+      if (res.status === 200 || res.status === 201) return { kind: 'sent' };
+      if (res.status === 429 || res.status === 408 || res.status >= 500) {
+        const after = Number(res.headers.get('Retry-After')) * 1000 || 0;
+        return { kind: 'queued', after, reason: reason || `the service answered ${res.status}` };
+      }
+      return { kind: 'failed', reason: reason || `the service answered ${res.status}` };
+    } catch {
+      return { kind: 'queued', after: 0, reason: navigator.onLine === false ? 'you are offline' : 'the feedback service is unreachable' };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  function backoff(attempts, atLeastMs) {
+    const ceiling = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** attempts);
+    return Math.max(atLeastMs, ceiling / 2 + Math.random() * (ceiling / 2)); // "equal jitter"
+  }
+
+  let flushing = null;
+  let retryTimer = null;
+
+  /* Send queued submissions: all of them (force) or only those whose retry time has come.
+   * Resolves to a Map id → {kind: 'sent'|'queued'|'failed', reason}. */
+  async function flush(force = true) {
+    while (flushing) await flushing;
+    flushing = sendQueued(force);
+    try {
+      return await flushing;
+    } finally {
+      flushing = null;
+      scheduleRetry();
+    }
+  }
+
+  async function sendQueued(force) {
+    const results = new Map();
+    if (!config.endpoint) return results;
+    for (const item of loadQueue()) {
+      if (!force && item.next > Date.now()) continue;
+      const result = await post(item.payload);
+      results.set(item.payload.id, result);
+      if (result.kind === 'queued') {
+        updateQueue((items) => items.map((i) => (i.payload.id === item.payload.id
+          ? { ...i, attempts: i.attempts + 1, next: Date.now() + backoff(i.attempts, result.after) } : i)));
+        if (!item.attempts) announce(`Saved on this device: ${result.reason}. It will be sent automatically when the service can be reached.`, 'queued');
+        break; // the service is down or busy: the others wait for the same retry
+      }
+      updateQueue((items) => items.filter((i) => i.payload.id !== item.payload.id));
+      if (result.kind === 'sent') {
+        announce(item.attempts ? 'A suggestion saved earlier has now been sent. Thank you!' : 'Thank you: your suggestion was sent.', 'sent');
+      } else {
+        announce(`Your suggestion was not sent: ${result.reason}.`, 'failed');
+      }
+    }
+    return results;
+  }
+
+  function scheduleRetry() {
+    clearTimeout(retryTimer);
+    const items = loadQueue();
+    if (!items.length || !config.endpoint) return;
+    const next = Math.min(...items.map((i) => i.next));
+    retryTimer = setTimeout(() => flush(false), Math.max(0, next - Date.now()));
+  }
+
+  function newId() {
+    if (crypto.randomUUID) return crypto.randomUUID();
+    const b = crypto.getRandomValues(new Uint8Array(16)); // not a secure context: same RFC 4122 version 4 layout
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    const h = [...b].map((x) => x.toString(16).padStart(2, '0')).join('');
+    return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+  }
+
+  /* Text the service accepts: well-formed Unicode, no control characters other than tab and newlines. */
+  function clean(text) {
+    const wellFormed = text.toWellFormed ? text.toWellFormed() : text;
+    return wellFormed.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g, ' ');
+  }
+
+  /* Returns {kind, reason}: 'sent', 'queued' (will retry), 'failed' (refused: reason) or 'opened' (issue link). */
+  async function submit({ suggestion, name, email, quote, section }) {
+    const payload = { id: newId(), page: location.pathname, section, version: config.version, suggestion: clean(suggestion) };
+    if (quote) payload.selector = { type: 'TextQuoteSelector', exact: quote.exact, prefix: quote.prefix, suffix: quote.suffix };
+    if (config.issueUrl) return openIssue(payload);
+    if (name) payload.name = clean(name);
+    if (email) payload.email = email;
+    updateQueue((items) => [...items, { payload, attempts: 0, next: 0, created: Date.now() }]);
+    const results = await flush(true);
+    if (results.has(payload.id)) return results.get(payload.id);
+    // Not tried: an older suggestion ahead of it could not be sent either.
+    announce('Saved on this device: the feedback service cannot be reached right now. It will be sent automatically.', 'queued');
+    return { kind: 'queued' };
+  }
+
+  // ---- static hosting: a prefilled "new issue" link -------------------------------------------------------
+
+  const oneLine = (text) => text.replace(/\s+/g, ' ');
+
+  function issueHref(p, exactLimit) {
+    const where = p.page + (p.section ? `#${p.section}` : '');
+    const lines = [`**Page:** ${where}`, `**Book version:** ${p.version}`, ''];
+    let title = `Suggestion for ${where}`;
+    if (p.selector) {
+      const { exact, prefix, suffix } = p.selector;
+      const shown = exact.length > exactLimit ? `${exact.slice(0, exactLimit)}…` : exact;
+      title += `: "${oneLine(exact).slice(0, 60)}"`;
+      lines.push('**Passage:**', ...shown.split('\n').map((l) => `> ${l}`), '',
+        `**Context:** …${oneLine(prefix)}[${oneLine(shown)}]${oneLine(suffix)}…`, '');
+    }
+    lines.push('**Suggestion:**', '', p.suggestion, '', `<!-- feedback-id: ${p.id} -->`);
+    const url = new URL(config.issueUrl, location.href);
+    url.searchParams.set('title', title);
+    url.searchParams.set('body', lines.join('\n'));
+    return url.href;
+  }
+
+  function openIssue(payload) {
+    let href = issueHref(payload, MAX_EXACT);
+    if (href.length > MAX_ISSUE_URL) href = issueHref(payload, 200);
+    if (href.length > MAX_ISSUE_URL) {
+      const reason = 'it is too long for an issue link; please shorten it';
+      announce(`Your suggestion was not sent: ${reason}.`, 'failed');
+      return { kind: 'failed', reason };
+    }
+    const link = el('a', { href, target: '_blank', rel: 'noopener noreferrer' }, 'open the issue');
+    link.click();
+    announce('A pre-filled issue opened in a new tab: review it and press "Create". If nothing opened, ', 'opened', link, '.');
+    return { kind: 'opened', href };
+  }
+
+  // ---- anchoring: TextQuoteSelector and section id ---------------------------------------------------------
+
+  const isOwnUi = (node) => !!(node.nodeType === 1 ? node : node.parentElement)?.closest(`[${UI}]`);
+
+  function textIndex() {
+    const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT, {
+      acceptNode: (n) => (n.parentElement.closest(`[${UI}], script, style, template`) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
+    });
+    const nodes = [];
+    let text = '';
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      nodes.push({ node: n, start: text.length });
+      text += n.data;
+    }
+    return { text, nodes };
+  }
+
+  function offsetOf(index, container, offset) {
+    const hit = index.nodes.find((n) => n.node === container);
+    if (hit) return hit.start + offset;
+    const point = document.createRange();
+    point.setStart(container, offset);
+    const after = index.nodes.find((n) => point.comparePoint(n.node, 0) >= 0);
+    return after ? after.start : index.text.length;
+  }
+
+  function quoteOf(range) {
+    const index = textIndex();
+    let start = offsetOf(index, range.startContainer, range.startOffset);
+    let end = offsetOf(index, range.endContainer, range.endOffset);
+    while (start < end && /\s/.test(index.text[start])) start++;
+    while (end > start && /\s/.test(index.text[end - 1])) end--;
+    if (start >= end) return null;
+    let prefix = index.text.slice(Math.max(0, start - CONTEXT_CHARS), start);
+    let suffix = index.text.slice(end, end + CONTEXT_CHARS);
+    if (/^[\udc00-\udfff]/.test(prefix)) prefix = prefix.slice(1); // never split a surrogate pair
+    if (/[\ud800-\udbff]$/.test(suffix)) suffix = suffix.slice(0, -1);
+    return { exact: clean(index.text.slice(start, end)), prefix: clean(prefix), suffix: clean(suffix) };
+  }
+
+  /* The nearest enclosing <section id>, or a heading with an id that comes before the passage inside it. */
+  function sectionOf(node) {
+    const elem = node.nodeType === 1 ? node : node.parentElement;
+    const section = elem.closest('section[id]');
+    const enclosing = section && main.contains(section) && !isOwnUi(section) ? section : null;
+    let heading = null;
+    for (const h of main.querySelectorAll('h1[id], h2[id], h3[id], h4[id], h5[id], h6[id]')) {
+      if (isOwnUi(h)) continue;
+      if (h.compareDocumentPosition(node) & Node.DOCUMENT_POSITION_FOLLOWING) heading = h;
+      else break;
+    }
+    if (heading && (!enclosing || enclosing.contains(heading))) return heading.id;
+    return enclosing ? enclosing.id : '';
+  }
+
+  function selectedRange() {
+    const sel = document.getSelection();
+    if (!sel || sel.isCollapsed || !sel.rangeCount) return null;
+    const range = sel.getRangeAt(0);
+    const inMain = main.contains(range.startContainer) && main.contains(range.endContainer);
+    return inMain && !isOwnUi(range.startContainer) && !isOwnUi(range.endContainer) ? range.cloneRange() : null;
+  }
+
+  // ---- user interface ---------------------------------------------------------------------------------------
+
+  function el(tag, attrs = {}, ...children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs)) {
+      if (v === false || v == null) continue;
+      node.setAttribute(k, v === true ? '' : v);
+    }
+    node.append(...children);
+    return node;
+  }
+
+  let status;
+  let statusTimer;
+  /* The aria-live region: what happened to a submission, for screen readers and on screen. */
+  function announce(message, kind, ...extra) {
+    if (!status) return;
+    clearTimeout(statusTimer);
+    status.replaceChildren(message, ...extra);
+    status.dataset.kind = kind;
+    const seconds = { failed: 30, opened: 60 }[kind] || 12;
+    statusTimer = setTimeout(() => status.replaceChildren(), seconds * 1000); // empty: hidden by CSS
+  }
+
+  function buildForm(idPrefix, sendLabel) {
+    const issueMode = !!config.issueUrl;
+    const field = (name, labelText, control) => el('div', { class: 'fb-field' },
+      el('label', { for: `${idPrefix}-${name}` }, labelText), control);
+    const form = el('form', { class: 'fb-form' },
+      field('suggestion', 'Your suggestion', el('textarea', {
+        id: `${idPrefix}-suggestion`, name: 'suggestion', required: true, maxlength: MAX_SUGGESTION, rows: 4,
+      })),
+      issueMode ? el('p', { class: 'fb-note' }, 'This opens a pre-filled issue on GitHub (a GitHub account is needed).')
+        : el('div', { class: 'fb-row' },
+          field('name', 'Name (optional)', el('input', { id: `${idPrefix}-name`, name: 'name', maxlength: 100, autocomplete: 'name' })),
+          field('email', 'Email (optional, if you would like a reply)', el('input', {
+            id: `${idPrefix}-email`, name: 'email', type: 'email', maxlength: 254, autocomplete: 'email',
+          }))),
+      el('p', { class: 'fb-error', id: `${idPrefix}-error`, hidden: true }),
+      el('div', { class: 'fb-actions' }, el('button', { type: 'submit', class: 'fb-send' }, sendLabel)));
+    form.elements.suggestion.setAttribute('aria-describedby', `${idPrefix}-error`);
+    return form;
+  }
+
+  /* Wires a form to submit(); resolves true when the suggestion left the form (sent, queued, opened). */
+  function onSubmit(form, context, done) {
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      const error = form.querySelector('.fb-error');
+      error.hidden = true;
+      if (!form.reportValidity()) return;
+      const send = form.querySelector('.fb-send');
+      send.disabled = true;
+      try {
+        const result = await submit({
+          suggestion: form.elements.suggestion.value,
+          name: form.elements.name?.value.trim(),
+          email: form.elements.email?.value.trim(),
+          ...context(),
+        });
+        if (result.kind === 'failed') {
+          error.textContent = `Not sent: ${result.reason}.`;
+          error.hidden = false;
+          form.elements.suggestion.focus();
+        } else {
+          form.reset();
+          done();
+        }
+      } finally {
+        send.disabled = false;
+      }
+    });
+  }
+
+  function mountStatus() {
+    // Present (and empty) from the start: screen readers announce changes only in a region they already know.
+    status = el('div', { class: 'fb-status', role: 'status', 'aria-live': 'polite', [UI]: true });
+    document.body.append(status);
+  }
+
+  function mountBox() {
+    let box = document.getElementById('feedback-box');
+    if (!box) {
+      box = el('section', { id: 'feedback-box', 'aria-labelledby': 'fb-box-title' });
+      main.append(box);
+    }
+    box.classList.add('fb-box');
+    box.setAttribute(UI, '');
+    if (!box.querySelector('h2, h3')) box.append(el('h2', { id: 'fb-box-title' }, 'Feedback on this page'));
+    if (box.querySelector('form')) return;
+    box.append(el('p', { class: 'fb-hint' },
+      'Spotted a mistake or something unclear? Tell us here. To comment on one passage, select it and choose ',
+      el('q', {}, 'Suggest a change'), ' (or press ', el('kbd', {}, SHORTCUT), ').'));
+    const form = buildForm('fb-box', config.issueUrl ? 'Open an issue' : 'Send');
+    onSubmit(form, () => ({ section: '' }), () => {});
+    box.append(form);
+  }
+
+  function mountDialog() {
+    const quoteView = el('blockquote', { class: 'fb-quote' });
+    const form = buildForm('fb-dialog', config.issueUrl ? 'Open an issue' : 'Send');
+    const cancel = el('button', { type: 'button', class: 'fb-cancel' }, 'Cancel');
+    form.querySelector('.fb-actions').append(cancel);
+    const dialog = el('dialog', { class: 'fb-dialog', 'aria-labelledby': 'fb-dialog-title', [UI]: true },
+      el('h2', { id: 'fb-dialog-title' }, 'Suggest a change'),
+      el('p', { class: 'fb-quote-label', id: 'fb-dialog-quote-label' }, 'About this passage:'), quoteView, form);
+    let current = null;
+    let returnFocus = null;
+    cancel.addEventListener('click', () => dialog.close());
+    dialog.addEventListener('close', () => { returnFocus?.focus?.({ preventScroll: true }); });
+    onSubmit(form, () => current, () => dialog.close());
+    document.body.append(dialog);
+    return {
+      open(quote, section) {
+        current = { quote, section };
+        returnFocus = document.activeElement;
+        quoteView.textContent = quote.exact;
+        form.querySelector('.fb-error').hidden = true;
+        dialog.showModal(); // modal: focus stays inside, Escape closes
+        form.elements.suggestion.focus();
+      },
+    };
+  }
+
+  function mountSelectionButton(dialog) {
+    const button = el('button', {
+      type: 'button', class: 'fb-suggest', [UI]: true, hidden: true,
+      'aria-keyshortcuts': SHORTCUT, title: `Suggest a change to the selected text (${SHORTCUT})`,
+    }, 'Suggest a change');
+    document.body.append(button);
+    let pending = null;
+    let hideTimer = null;
+
+    const place = () => {
+      if (!pending) return;
+      const rects = pending.getClientRects();
+      const last = rects[rects.length - 1] || pending.getBoundingClientRect();
+      const width = button.offsetWidth || 160;
+      button.style.left = `${Math.max(8, Math.min(window.innerWidth - width - 8, last.right - width / 2))}px`;
+      button.style.top = `${Math.min(window.innerHeight - 52, Math.max(8, last.bottom + 8))}px`;
+    };
+    const hide = () => { button.hidden = true; };
+
+    const openFor = (range) => {
+      const quote = quoteOf(range);
+      if (!quote) return;
+      if (quote.exact.length > MAX_EXACT) {
+        announce(`The selected passage is too long (over ${MAX_EXACT} characters): please select a shorter one.`, 'failed');
+        return;
+      }
+      hide();
+      dialog.open(quote, sectionOf(range.startContainer));
+    };
+
+    document.addEventListener('selectionchange', () => {
+      clearTimeout(hideTimer);
+      const range = selectedRange();
+      if (range) {
+        pending = range;
+        button.hidden = false;
+        place();
+      } else if (document.activeElement !== button) {
+        hideTimer = setTimeout(hide, 300); // a tap on the button may clear the selection first
+      }
+    });
+    button.addEventListener('mousedown', (e) => e.preventDefault()); // keep the selection
+    button.addEventListener('click', () => pending && openFor(pending));
+    window.addEventListener('scroll', place, { passive: true });
+    window.addEventListener('resize', place, { passive: true });
+
+    document.addEventListener('keydown', (e) => {
+      if (e.key === 'Escape' && !button.hidden) {
+        hide();
+        return;
+      }
+      if (!(e.altKey && e.shiftKey && !e.ctrlKey && !e.metaKey && e.code === 'KeyS')) return;
+      const target = e.target;
+      if (target instanceof HTMLElement && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) return;
+      e.preventDefault();
+      const range = selectedRange() || (button.hidden ? null : pending);
+      if (range) {
+        openFor(range);
+      } else {
+        document.getElementById('fb-box-suggestion')?.focus();
+        announce('Select a passage first to suggest a change to it, or write in the feedback box.', 'hint');
+      }
+    });
+  }
+
+  // ---- start ---------------------------------------------------------------------------------------------
+
+  window.bookFeedback = {
+    queue: () => loadQueue().map((i) => structuredClone(i)),
+    flush: () => flush(true).then((results) => Object.fromEntries(results)), // {id: {kind, reason}}
+  };
+  if (main && (config.endpoint || config.issueUrl)) {
+    mountStatus();
+    mountBox();
+    mountSelectionButton(mountDialog());
+  }
+  if (config.endpoint) {
+    window.addEventListener('online', () => flush(true));
+    if (loadQueue().length) flush(true);
+  }
+})();

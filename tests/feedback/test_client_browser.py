@@ -1,0 +1,322 @@
+"""The in-page client (assets/js/feedback.js) in Chromium, against the real service on loopback.
+
+A static server serves the repository (fixture pages and assets/) on one port, the service runs on
+another; the fixture's endpoint port is rewritten to the service's.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from feedback.storage import Repository
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURE = "/tests/feedback/fixture"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+FIXTURE_ENDPOINT = b"http://127.0.0.1:8765"
+
+pytestmark = pytest.mark.browser
+sync_api = pytest.importorskip("playwright.sync_api")
+if not os.path.exists(CHROMIUM):
+    pytest.skip(f"{CHROMIUM} not installed (apt-get install -y chromium)", allow_module_level=True)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Service:
+    """``python -m feedback serve`` as a child process that the test can stop and start again."""
+
+    def __init__(self, db: Path, port: int, origin: str):
+        self.url = f"sqlite:///{db}"
+        self.port = port
+        self.origin = origin
+        self.proc = None
+
+    def start(self):
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "feedback", "serve", "--db", self.url, "--port", str(self.port),
+             "--allow-origin", self.origin, "--rate-limit", "off"],
+            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/api/health", timeout=1):
+                    return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError("feedback service did not start")
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+
+    def rows(self) -> list[dict]:
+        repo = Repository(self.url)
+        try:
+            return repo.find()
+        finally:
+            repo.close()
+
+
+@pytest.fixture(scope="module")
+def ports():
+    return {"static": free_port(), "service": free_port()}
+
+
+@pytest.fixture(scope="module")
+def site(ports):
+    """The repository over HTTP, with the fixture's service port rewritten."""
+    endpoint = f"http://127.0.0.1:{ports['service']}".encode()
+
+    class Handler(SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            path = urlparse(self.path).path
+            if path.startswith(FIXTURE) and path.endswith(".html"):
+                body = (REPO / path.lstrip("/")).read_bytes().replace(FIXTURE_ENDPOINT, endpoint)
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
+            super().do_GET()
+
+    server = ThreadingHTTPServer(("127.0.0.1", ports["static"]), functools.partial(Handler, directory=str(REPO)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{ports['static']}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def service(tmp_path, ports, site):
+    svc = Service(tmp_path / "feedback.db", ports["service"], site)
+    svc.start()
+    yield svc
+    svc.stop()
+
+
+@pytest.fixture(scope="module")
+def browser(chromium):
+    return chromium
+
+
+@pytest.fixture
+def context(browser):
+    context = browser.new_context()
+    context.set_default_timeout(15000)
+    # Nothing leaves the machine: a request to any other host is answered locally or aborted.
+    context.route("https://github.com/**", lambda route: route.fulfill(status=200, body="issue form"))
+    yield context
+    context.close()
+
+
+@pytest.fixture
+def page(context):
+    return context.new_page()
+
+
+def status(page):
+    return page.locator(".fb-status")
+
+
+def box(page):
+    return page.get_by_role("region", name="Feedback on this page")
+
+
+def select(page, css: str, text: str | None = None):
+    """Select ``text`` inside the element (or all of it), as a reader's drag would."""
+    page.evaluate("""([css, text]) => {
+        const el = document.querySelector(css);
+        const range = document.createRange();
+        if (text === null) { range.selectNodeContents(el); } else {
+            const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+            for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+                const at = n.data.indexOf(text);
+                if (at >= 0) { range.setStart(n, at); range.setEnd(n, at + text.length); break; }
+            }
+        }
+        const sel = getSelection(); sel.removeAllRanges(); sel.addRange(range);
+    }""", [css, text])
+
+
+def expected_quote(page, exact: str) -> tuple[str, str]:
+    """Prefix and suffix: the 32 characters around ``exact`` in the text of <main> (feedback UI left out)."""
+    text = page.evaluate("""() => { const m = document.querySelector('main#content').cloneNode(true);
+        m.querySelectorAll('[data-feedback-ui]').forEach((n) => n.remove()); return m.textContent; }""")
+    at = text.index(exact)
+    return text[max(0, at - 32):at], text[at + len(exact):at + len(exact) + 32]
+
+
+def test_mouse_selection_is_sent_with_its_text_quote_selector(page, site, service):
+    page.goto(f"{site}{FIXTURE}/index.html")
+    page.locator("#p-bandwidth").select_text()
+    page.get_by_role("button", name="Suggest a change").click()
+    dialog = page.get_by_role("dialog", name="Suggest a change")
+    dialog.get_by_label("Your suggestion").fill("Say which GPU has 2 TB/s.")
+    dialog.get_by_label("Name (optional)").fill("Ada")
+    dialog.get_by_label("Email (optional, if you would like a reply)").fill("ada@example.org")
+    dialog.get_by_role("button", name="Send").click()
+    sync_api.expect(status(page)).to_contain_text("your suggestion was sent")
+    sync_api.expect(dialog).to_be_hidden()
+
+    [row] = service.rows()
+    exact = "Reading 1 GB at 2 TB/s takes 0.5 ms, whatever the FLOP count."
+    assert (row["exact"], (row["prefix"], row["suffix"])) == (exact, expected_quote(page, exact))
+    assert (row["page"], row["section"], row["version"]) == (f"{FIXTURE}/index.html", "bandwidth", "2025.11-test")
+    assert (row["suggestion"], row["name"], row["email"]) == ("Say which GPU has 2 TB/s.", "Ada", "ada@example.org")
+    assert page.evaluate("window.bookFeedback.queue()") == []
+
+
+def test_keyboard_shortcut_opens_the_form_and_escape_closes_it(page, site, service):
+    page.goto(f"{site}{FIXTURE}/index.html")
+    select(page, "#p-caches", "trip to HBM 🚀")
+    page.keyboard.press("Alt+Shift+S")
+    dialog = page.get_by_role("dialog", name="Suggest a change")
+    sync_api.expect(dialog).to_be_visible()
+    page.keyboard.press("Escape")
+    sync_api.expect(dialog).to_be_hidden()
+
+    select(page, "#p-caches", "trip to HBM 🚀")
+    page.keyboard.press("Alt+Shift+S")
+    sync_api.expect(dialog.get_by_label("Your suggestion")).to_be_focused()
+    page.keyboard.type("Name the memory: HBM3.")
+    for _ in range(3):  # name, email, Send
+        page.keyboard.press("Tab")
+    sync_api.expect(dialog.get_by_role("button", name="Send")).to_be_focused()
+    page.keyboard.press("Enter")
+    sync_api.expect(status(page)).to_contain_text("your suggestion was sent")
+
+    [row] = service.rows()
+    assert (row["exact"], (row["prefix"], row["suffix"])) == ("trip to HBM 🚀", expected_quote(page, "trip to HBM 🚀"))
+    assert (row["section"], row["suggestion"]) == ("caches", "Name the memory: HBM3.")
+
+
+def test_submission_waits_while_service_is_down_and_is_stored_once(page, site, service):
+    service.stop()
+    page.goto(f"{site}{FIXTURE}/index.html")
+    box(page).get_by_label("Your suggestion").fill("Feedback box, service down.")
+    box(page).get_by_role("button", name="Send").click()
+    sync_api.expect(status(page)).to_contain_text("Saved on this device")
+    [queued] = page.evaluate("window.bookFeedback.queue()")
+    assert queued["attempts"] == 1 and queued["payload"]["suggestion"] == "Feedback box, service down."
+
+    service.start()
+    assert page.evaluate("window.bookFeedback.flush()") == {queued["payload"]["id"]: {"kind": "sent"}}
+    sync_api.expect(status(page)).to_contain_text("has now been sent")
+    assert page.evaluate("window.bookFeedback.queue()") == []
+    assert [r["id"] for r in service.rows()] == [queued["payload"]["id"]]
+
+    # Down again; this time the next page load sends it.
+    service.stop()
+    box(page).get_by_label("Your suggestion").fill("Sent on the next page load.")
+    box(page).get_by_role("button", name="Send").click()
+    sync_api.expect(status(page)).to_contain_text("Saved on this device")
+    service.start()
+    page.reload()
+    page.wait_for_function("window.bookFeedback && window.bookFeedback.queue().length === 0")
+    assert sorted(r["suggestion"] for r in service.rows()) == ["Feedback box, service down.", "Sent on the next page load."]
+
+
+def test_lost_answer_is_retried_without_a_second_copy(page, site, service):
+    page.goto(f"{site}{FIXTURE}/index.html")
+
+    def store_then_drop_answer(route):
+        route.fetch()  # the service stores it...
+        route.abort()  # ...but the answer never reaches the page
+
+    page.route("**/api/feedback", store_then_drop_answer)
+    box(page).get_by_label("Your suggestion").fill("Answer lost on the way back.")
+    box(page).get_by_role("button", name="Send").click()
+    sync_api.expect(status(page)).to_contain_text("Saved on this device")
+    assert len(service.rows()) == 1
+
+    page.unroute("**/api/feedback")
+    page.evaluate("window.bookFeedback.flush()")
+    sync_api.expect(status(page)).to_contain_text("has now been sent")
+    assert [r["suggestion"] for r in service.rows()] == ["Answer lost on the way back."]
+
+
+def test_offline_reader_is_told_and_back_online_it_is_sent(page, context, site, service):
+    page.goto(f"{site}{FIXTURE}/index.html")
+    context.set_offline(True)
+    box(page).get_by_label("Your suggestion").fill("Written offline.")
+    box(page).get_by_role("button", name="Send").click()
+    sync_api.expect(status(page)).to_contain_text("you are offline")
+    assert service.rows() == []
+    context.set_offline(False)  # the 'online' event sends it
+    page.wait_for_function("window.bookFeedback.queue().length === 0")
+    assert [r["suggestion"] for r in service.rows()] == ["Written offline."]
+
+
+def test_refusal_reason_from_the_service_is_shown_to_the_reader(page, site, service):
+    page.goto(f"{site}{FIXTURE}/index.html")
+    page.route("**/api/feedback", lambda route: route.continue_(
+        post_data=route.request.post_data.replace('"suggestion"', '"injected":1,"suggestion"', 1)))
+    box(page).get_by_label("Your suggestion").fill("This one will be refused.")
+    box(page).get_by_role("button", name="Send").click()
+    sync_api.expect(status(page)).to_contain_text("Your suggestion was not sent: unknown field: injected.")
+    sync_api.expect(page.locator("#fb-box-error")).to_have_text("Not sent: unknown field: injected.")
+    sync_api.expect(box(page).get_by_label("Your suggestion")).to_have_value("This one will be refused.")
+    assert page.evaluate("window.bookFeedback.queue()") == []
+    assert service.rows() == []
+
+
+def test_static_hosting_opens_a_prefilled_issue(page, context, site):
+    page.goto(f"{site}{FIXTURE}/static.html")
+    select(page, "#p-roofline", "memory-bound")
+    page.get_by_role("button", name="Suggest a change").click()
+    dialog = page.get_by_role("dialog", name="Suggest a change")
+    assert dialog.get_by_label("Email (optional, if you would like a reply)").count() == 0
+    dialog.get_by_label("Your suggestion").fill("Define the ridge point first.")
+    with context.expect_page() as opened:
+        dialog.get_by_role("button", name="Open an issue").click()
+    url = urlparse(opened.value.url)
+    query = parse_qs(url.query)
+    assert (url.scheme, url.netloc, url.path) == ("https", "github.com", "/example-org/gpu-book/issues/new")
+    assert query["title"] == [f'Suggestion for {FIXTURE}/static.html#roofline: "memory-bound"']
+    body = query["body"][0]
+    assert f"**Page:** {FIXTURE}/static.html#roofline" in body
+    assert "**Book version:** 2025.11-test" in body
+    assert "> memory-bound" in body
+    assert "A kernel is [memory-bound] when its arithmetic intensity i…" in body
+    assert "Define the ridge point first." in body
+    sync_api.expect(status(page)).to_contain_text("pre-filled issue opened")
+
+
+def test_form_fits_a_phone_screen(browser, site):
+    context = browser.new_context(viewport={"width": 360, "height": 640}, is_mobile=True, has_touch=True)
+    context.route("https://github.com/**", lambda route: route.abort())
+    page = context.new_page()
+    page.goto(f"{site}{FIXTURE}/static.html")
+    select(page, "#p-roofline")
+    page.get_by_role("button", name="Suggest a change").click()
+    for locator in (page.get_by_role("dialog"), page.get_by_role("button", name="Suggest a change")):
+        if locator.is_visible():
+            box = locator.bounding_box()
+            assert box["x"] >= 0 and box["x"] + box["width"] <= 360
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360
+    context.close()

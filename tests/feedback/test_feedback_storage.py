@@ -1,0 +1,50 @@
+"""The repository layer: same statements, same answers on SQLite and PostgreSQL."""
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+from feedback.storage import Repository
+from feedback.validation import parse
+
+
+def test_concurrent_retries_of_one_submission_store_it_once(db_url, make_submission):
+    repo = Repository(db_url)
+    submission = parse(json.dumps(make_submission()).encode())
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        outcomes = list(pool.map(lambda _: repo.add(submission).outcome, range(64)))
+    assert outcomes.count("created") == 1
+    assert outcomes.count("duplicate") == 63
+    assert repo.count() == 1
+    repo.close()
+
+
+def test_find_filters_by_page_status_and_date(db_url, make_submission):
+    repo = Repository(db_url)
+    a = parse(json.dumps(make_submission(page="/a.html")).encode())
+    b = parse(json.dumps(make_submission(page="/b.html")).encode())
+    repo.add(a)
+    repo.add(b)
+    assert repo.resolve(b.id)
+    assert [r["id"] for r in repo.find(page="/a.html")] == [a.id]
+    assert [r["id"] for r in repo.find(status="resolved")] == [b.id]
+    assert [r["id"] for r in repo.find(status="open")] == [a.id]
+    assert len(repo.find(since="2000-01-01")) == 2
+    assert repo.find(since="2999-01-01") == []
+    repo.close()
+
+
+def test_resolve_is_idempotent_and_unknown_id_is_false(db_url, make_submission):
+    repo = Repository(db_url)
+    s = parse(json.dumps(make_submission()).encode())
+    repo.add(s)
+    assert repo.resolve(s.id)
+    first = repo.find()[0]["resolved_at"]
+    assert repo.resolve(s.id)
+    assert repo.find()[0]["resolved_at"] == first
+    assert not repo.resolve("00000000-0000-4000-8000-000000000000")
+    repo.close()
+
+
+def test_schema_creation_is_repeatable(db_url):
+    Repository(db_url).close()
+    Repository(db_url).close()
