@@ -1,0 +1,128 @@
+"""Widget runtime benchmark: time to live (cold / warm / next page), update latency,
+bytes on first visit (gzip, as served), memory, longest main-thread task.
+
+    python benchmarks/widgets_bench.py [--runs 3]
+
+Builds the fixture site of tests/browser (every widget on one page, a second
+page with one widget), serves it on 127.0.0.1 with gzip and Cache-Control:
+max-age=600 (GitHub Pages' default), and drives Debian's Chromium headless."""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "browser")]
+
+from playwright.sync_api import sync_playwright  # noqa: E402
+from site_fixture import Handler, make_site, serve  # noqa: E402
+from conftest import CHROMIUM_ARGS  # noqa: E402
+
+LIVE = "[...document.querySelectorAll('.widget')].every(w => w.dataset.state === 'live')"
+LONGTASKS = """
+window.__longtasks = [];
+new PerformanceObserver(l => l.getEntries().forEach(e => window.__longtasks.push(e.duration)))
+  .observe({type: 'longtask', buffered: true});
+"""
+
+
+def visit(page, url):
+    page.goto(url)
+    page.wait_for_function(LIVE, timeout=30_000)
+    page.wait_for_timeout(300)
+    return page.evaluate("""() => ({
+        live: BookWidgets.stats.liveAt, marks: BookWidgets.stats.marks,
+        longest: Math.max(0, ...window.__longtasks),
+        heap: performance.memory ? performance.memory.usedJSHeapSize : null})""")
+
+
+def updates(page, name, selector, keys):
+    root = page.locator(f'.widget[data-widget="{name}"]')
+    page.evaluate("BookWidgets.stats.updates.length = 0; BookWidgets.stats.renderMs.length = 0")
+    root.locator(selector).focus()
+    for key in keys:
+        page.keyboard.press(key)
+        page.wait_for_timeout(30)
+    page.wait_for_timeout(300)
+    return page.evaluate("[BookWidgets.stats.updates.slice(), BookWidgets.stats.renderMs.slice()]")
+
+
+def pct(values, q):
+    values = sorted(values)
+    return values[min(len(values) - 1, round(q * (len(values) - 1)))]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=3)
+    runs = ap.parse_args().runs
+    site = make_site(Path(tempfile.mkdtemp(prefix="widgets-bench-")))
+    base, server = serve(site)
+    page1, page2 = base + "chapters/widgets.html", base + "chapters/next.html"
+    rows = {"cold": [], "warm": [], "next": []}
+    sent, longest, heap, marks = [], [], [], {}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        for _ in range(runs):
+            ctx = browser.new_context(viewport={"width": 900, "height": 1000})
+            ctx.add_init_script(LONGTASKS)
+            ctx.route("**/*", lambda r: r.continue_() if r.request.url.startswith("http://127.0.0.1") else r.abort())
+            page = ctx.new_page()
+            Handler.sent.clear()
+            blank_heap = page.evaluate("performance.memory.usedJSHeapSize")
+            r = visit(page, page1)
+            sent.append(sum(n for _, n in Handler.sent))
+            rows["cold"].append(r["live"]); longest.append(r["longest"]); marks["cold"] = r["marks"]
+            heap.append((r["heap"] - blank_heap, r["marks"]["heapBytes"]))
+            page.wait_for_timeout(1500)                # idle: the worker saves its snapshot
+            r = visit(page, page1)
+            rows["warm"].append(r["live"]); longest.append(r["longest"]); marks["warm"] = r["marks"]
+            r = visit(page, page2)
+            rows["next"].append(r["live"]); longest.append(r["longest"]); marks["next"] = r["marks"]
+            ctx.close()
+        ctx = browser.new_context(viewport={"width": 900, "height": 1000})
+        ctx.add_init_script(LONGTASKS)
+        page = ctx.new_page()
+        visit(page, page1)
+        lat = {
+            "roofline": updates(page, "roofline", 'input[name="size"]', ["ArrowRight"] * 8 + ["ArrowLeft"] * 8 + ["ArrowRight"] * 8),
+            "blockgrid": updates(page, "blockgrid", 'input[name="sel_x"]', ["ArrowUp"] * 12 + ["ArrowDown"] * 12),
+        }
+        page.select_option('.widget[data-widget="blockgrid"] select[name="kernel"]', "vecadd")
+        page.locator('.widget[data-widget="blockgrid"]').get_by_role("radio", name="3D").check()
+        lat["blockgrid 3D"] = updates(page, "blockgrid", ".widget-svg", ["ArrowRight"] * 12 + ["ArrowUp"] * 6)
+        longest.append(page.evaluate("Math.max(0, ...window.__longtasks)"))
+        browser.close()
+    server.shutdown()
+
+    print(f"Widget runtime benchmark ({runs} runs, median; headless Chromium, 127.0.0.1, gzip)")
+    print("\nTime to live, ms from navigation start (widget drawn by Python, controls enabled):")
+    print(f"  {'widget':<10} {'cold':>7} {'warm':>7} {'next page':>10}")
+    for name in ("roofline", "blockgrid"):
+        cells = []
+        for kind in ("cold", "warm", "next"):
+            vals = [r[name] for r in rows[kind] if name in r]
+            cells.append(f"{statistics.median(vals):.0f}" if vals else "-")
+        print(f"  {name:<10} {cells[0]:>7} {cells[1]:>7} {cells[2]:>10}")
+    print("\nWorker boot phases, ms since worker start (last run):")
+    for kind, m in marks.items():
+        print(f"  {kind:<5} " + ", ".join(f"{k} {v:.0f}" for k, v in m.items() if k not in ("snapshot", "heapBytes"))
+              + f", snapshot {'restored' if m.get('snapshot') else 'none'}")
+    print("\nUpdate latency, input event -> new SVG and readouts in the DOM (ms):")
+    for name, (ups, renders) in lat.items():
+        print(f"  {name:<13} p50 {pct(ups, .5):5.1f}  p95 {pct(ups, .95):5.1f}  (Python render p50 "
+              f"{pct(renders, .5):.1f}, p95 {pct(renders, .95):.1f}; n={len(ups)})")
+    print(f"\nFirst visit transfer (gzip as served): {statistics.median(sent) / 1e6:.2f} MB")
+    by_file = {}
+    for path, n in Handler.sent:
+        by_file[path.split("?")[0]] = by_file.get(path.split("?")[0], 0) + n
+    mh = statistics.median(h[0] for h in heap) / 1e6
+    print(f"Memory: page JS heap +{mh:.1f} MB; worker wasm heap {heap[0][1] / 1e6:.1f} MB")
+    print(f"Longest main-thread task: {max(longest):.0f} ms (0 = none over 50 ms)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,73 @@
+--[[ widget.lua: interactive figures from `::: {.widget name="roofline" device="h100-sxm"}`.
+
+The div's other attributes are the widget's initial parameters; its content,
+if any, is the caption.  HTML gets the widget's static HTML (figure, readouts,
+disabled controls) which assets/js/widgets-host.js brings to life; every other
+format (typst/PDF, docx, ...) gets the SVG as a figure plus the readouts as a
+table.  The figure comes from `python -m widgets render`, run in the project
+root (the folder above this filter's); BOOK_PYTHON names the interpreter.
+]]
+
+local PYTHON = os.getenv("BOOK_PYTHON") or "python3"
+local ROOT = pandoc.path.directory(pandoc.path.directory(PANDOC_SCRIPT_FILE))
+if ROOT == "" then ROOT = "." end
+local is_html = FORMAT:match("html") ~= nil
+local count = 0
+
+local function render(name, params, format, caption_html)
+  local args = { "-m", "widgets", "render", name, "--params", pandoc.json.encode(params),
+                 "--format", format }
+  if caption_html and caption_html ~= "" then
+    table.insert(args, "--caption"); table.insert(args, caption_html)
+  end
+  return pandoc.system.with_working_directory(ROOT, function()
+    return pandoc.pipe(PYTHON, args, "")
+  end)
+end
+
+local function params_of(div)
+  local params = {}
+  for k, v in pairs(div.attributes) do
+    if k ~= "name" then params[k] = v end
+  end
+  return params
+end
+
+local function readout_table(readouts)
+  local rows = {}
+  for _, r in ipairs(readouts) do
+    table.insert(rows, { { pandoc.Plain(pandoc.Str(r[1])) }, { pandoc.Plain(pandoc.Str(r[2])) } })
+  end
+  local simple = pandoc.SimpleTable({}, { "AlignLeft", "AlignRight" }, { 0, 0 },
+    { { pandoc.Plain("Readout") }, { pandoc.Plain("Value") } }, rows)
+  local tbl = pandoc.utils.from_simple_table(simple)
+  tbl.classes:insert("widget-readouts")
+  return tbl
+end
+
+function Div(div)
+  if not div.classes:includes("widget") then return nil end
+  local name = div.attributes.name
+  if not name then
+    io.stderr:write("widget.lua: a .widget div needs name=\"...\"\n")
+    return nil
+  end
+  local params = params_of(div)
+  if is_html then
+    local caption = #div.content > 0 and pandoc.write(pandoc.Pandoc(div.content), "html") or ""
+    return pandoc.RawBlock("html", render(name, params, "html", caption))
+  end
+  local result = pandoc.json.decode(render(name, params, "json"), false)
+  count = count + 1
+  local file = string.format("widget-%s-%d.svg", name, count)
+  pandoc.mediabag.insert(file, "image/svg+xml", result.svg)
+  local caption = pandoc.utils.blocks_to_inlines(div.content)
+  local image = pandoc.Image(caption, file, "", { ["width"] = "100%" })
+  local figure = pandoc.Figure(pandoc.Plain(image), { pandoc.Plain(caption) },
+                               { id = div.identifier, class = "widget-static" })
+  local out = { figure, readout_table(result.readouts) }
+  if result.message and result.message ~= pandoc.json.null then
+    table.insert(out, pandoc.Para({ pandoc.Emph(pandoc.Str(result.message)) }))
+  end
+  return out
+end

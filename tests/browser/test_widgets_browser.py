@@ -1,0 +1,124 @@
+"""The widgets in a real browser: live, keyboard, clicks, failure modes, nothing off-site."""
+import re
+
+import widgets
+
+PAGE = "chapters/widgets.html"
+LIVE = "[...document.querySelectorAll('.widget')].every(w => w.dataset.state === 'live')"
+
+
+def open_live(web, site_url, page=PAGE):
+    web.page.goto(site_url + page)
+    web.page.wait_for_function(LIVE, timeout=25_000)
+    return web.page
+
+
+def readouts(root):
+    return dict(zip(root.locator("dt").all_inner_texts(), root.locator("dd").all_inner_texts()))
+
+
+def after_render(page, root, action):
+    """Run ``action`` and wait until the widget has drawn with the new params."""
+    page.evaluate("el => { el.__renders = 0; el.addEventListener('widget:render', () => el.__renders++) }",
+                  root.element_handle())
+    action()
+    page.wait_for_function("el => el.__renders > 0 && !el.__pendingCheck", arg=root.element_handle())
+    page.wait_for_timeout(50)
+
+
+def test_every_widget_becomes_live_without_errors_or_outside_requests(web, site_url):
+    page = open_live(web, site_url)
+    for root in page.locator(".widget").all():
+        assert root.locator("fieldset").first.is_enabled()
+        assert root.locator(".widget-status").inner_text().startswith("Interactive")
+    assert web.outside == [] and web.errors == []
+
+
+def test_slider_by_keyboard_gives_calc_numbers(web, site_url):
+    page = open_live(web, site_url)
+    root = page.locator('.widget[data-widget="roofline"]')
+    slider = root.locator('input[name="size"]')
+    after_render(page, root, lambda: (slider.focus(), page.keyboard.press("ArrowRight"), page.keyboard.press("ArrowRight")))
+    page.wait_for_function("el => JSON.parse(el.dataset.params || '{}') && true", arg=root.element_handle())
+    expected = dict(widgets.render("roofline", {"size": 8192})["readouts"])
+    assert root.locator("output").first.inner_text() == "8,192" or "8,192" in root.inner_text()
+    page.wait_for_function("el => el.querySelector('dd').textContent.includes('8,192')", arg=root.element_handle())
+    got = readouts(root.locator(".widget-readouts"))
+    for key in ("Arithmetic intensity", "Attainable", "Regime", "MFU upper bound"):
+        assert got[key] == expected[key]
+    assert web.errors == []
+
+
+def test_select_dtype_and_compare_device(web, site_url):
+    page = open_live(web, site_url)
+    root = page.locator('.widget[data-widget="roofline"]')
+    root.locator('select[name="compare"]').select_option("a100-sxm-80gb")
+    page.wait_for_function("el => el.querySelectorAll('polyline.wg-roof').length === 2", arg=root.element_handle())
+    root.locator('select[name="dtype"]').select_option("fp32")
+    expected = dict(widgets.render("roofline", {"compare": "a100-sxm-80gb", "dtype": "fp32"})["readouts"])
+    page.wait_for_function("([el, v]) => [...el.querySelectorAll('dd')].some(d => d.textContent === v)",
+                           arg=[root.element_handle(), expected["Ridge point"]])
+    assert readouts(root.locator(".widget-readouts")) == expected
+
+
+def test_2d_3d_switch_and_keyboard_rotation(web, site_url):
+    page = open_live(web, site_url)
+    root = page.locator('.widget[data-widget="blockgrid"]')
+    root.get_by_role("radio", name="3D").check()
+    page.wait_for_function("el => el.querySelectorAll('.widget-svg polygon').length > 0", arg=root.element_handle())
+    before = root.locator(".widget-svg").inner_html()
+    root.locator(".widget-svg").focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("el => el.querySelector('input[name=yaw]').value === '45'", arg=root.element_handle())
+    page.wait_for_function("([el, b]) => el.querySelector('.widget-svg').innerHTML !== b",
+                           arg=[root.element_handle(), before])
+    root.get_by_role("radio", name="2D").check()
+    page.wait_for_function("el => el.querySelectorAll('.widget-svg polygon').length === 0", arg=root.element_handle())
+    assert web.errors == []
+
+
+def test_clicking_a_thread_shows_its_indices(web, site_url):
+    page = open_live(web, site_url)
+    root = page.locator('.widget[data-widget="blockgrid"]')
+    cell = root.locator('.widget-svg rect[data-set*="\\"sel_x\\":18,"][data-set*="\\"sel_y\\":6,"]').last
+    cell.click()
+    page.wait_for_function("el => el.querySelector('input[name=sel_x]').value === '18'", arg=root.element_handle())
+    expected = dict(widgets.render("blockgrid", {"sel_x": 18, "sel_y": 6})["readouts"])
+    page.wait_for_function("([el, v]) => el.querySelector('.widget-readouts dd:nth-of-type(1)') && "
+                           "[...el.querySelectorAll('dd')].some(d => d.textContent === v)",
+                           arg=[root.element_handle(), expected["Computes"]])
+    got = readouts(root.locator(".widget-readouts"))
+    for key in ("blockIdx", "threadIdx", "Linear index", "Warp, lane", "Computes"):
+        assert got[key] == expected[key]
+
+
+def test_number_inputs_show_the_broken_limit(web, site_url):
+    page = open_live(web, site_url)
+    root = page.locator('.widget[data-widget="blockgrid"]')
+    root.locator('input[name="block_z"]').fill("128")
+    message = root.locator(".widget-message")
+    message.wait_for(state="visible")
+    page.wait_for_function("el => el.querySelector('.widget-message').textContent.includes('blockDim.z')",
+                           arg=root.element_handle())
+    assert re.search(r"blockDim\.z = 128 exceeds the limit of 64", message.inner_text())
+    assert root.get_attribute("data-state") == "live" and web.errors == []
+
+
+def test_blocked_runtime_keeps_static_figure_with_message(web, site_url):
+    web.context.route(re.compile(r".*/pyodide/.*"), lambda r: r.abort())
+    web.page.goto(site_url + PAGE)
+    web.page.wait_for_function("[...document.querySelectorAll('.widget')].every(w => w.dataset.state === 'failed')",
+                               timeout=25_000)
+    for root in web.page.locator(".widget").all():
+        assert root.locator(".widget-svg > svg > title").count() == 1
+        assert root.locator(".widget-status").inner_text().startswith("Static figure")
+        assert root.locator("input, select").first.is_disabled()
+    assert [e for e in web.errors if "Failed to load resource" not in e] == []
+
+
+def test_phone_width_fits_and_goes_live(web, site_url):
+    web.page.set_viewport_size({"width": 360, "height": 740})
+    page = open_live(web, site_url)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360
+    width = page.locator('.widget[data-widget="roofline"] .widget-svg svg').get_attribute("width")
+    assert int(width) < 400          # re-laid out for the phone, not shrunk from 640

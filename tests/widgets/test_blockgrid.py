@@ -1,0 +1,65 @@
+"""Block-grid widget: indices from calc.cuda, illegal launches explained."""
+import xml.etree.ElementTree as ET
+
+from calc import cuda
+import widgets
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def render(**params):
+    return widgets.render("blockgrid", params)
+
+
+def test_selected_thread_indices_equal_calc():
+    r = dict(render(grid_x=4, grid_y=3, block_x=16, block_y=8, sel_x=37, sel_y=20)["readouts"])
+    block, grid = cuda.Dim3(16, 8, 1), cuda.Dim3(4, 3, 1)
+    b, t = cuda.Dim3(2, 2, 0), cuda.Dim3(5, 4, 0)
+    assert cuda.global_coords(b, block, t) == cuda.Dim3(37, 20, 0)
+    assert r["blockIdx"] == "(2, 2, 0)" and r["threadIdx"] == "(5, 4, 0)"
+    assert r["Linear index"] == f"{cuda.global_linear(b, block, t, grid):,}"
+    warp, lane = cuda.warp_of(t, block)
+    assert r["Warp, lane"] == f"warp {warp}, lane {lane}"
+
+
+def test_vector_add_element_and_bounds_check():
+    r = dict(render(kernel="vecadd", grid_x=4, grid_y=1, block_x=32, block_y=1, size_x=100, sel_x=70, sel_y=0)["readouts"])
+    assert r["Computes"] == "c[70] = a[70] + b[70]"
+    r = dict(render(kernel="vecadd", grid_x=4, grid_y=1, block_x=32, block_y=1, size_x=100, sel_x=120, sel_y=0)["readouts"])
+    assert r["Computes"].startswith("nothing") and "100" in r["Computes"]
+
+
+def test_matrix_add_names_row_and_column():
+    r = dict(render(sel_x=19, sel_y=5)["readouts"])
+    assert r["Computes"].startswith("C[5][19]")
+
+
+def test_illegal_launches_name_the_limit():
+    for params, words in (({"block_x": 2048}, "blockDim.x"), ({"block_z": 128}, "blockDim.z"),
+                          ({"block_x": 64, "block_y": 32}, "threads per block"), ({"grid_y": 70000}, "gridDim.y")):
+        result = render(**params)
+        assert words in result["message"], result["message"]
+        ET.fromstring(result["svg"])
+
+
+def test_3d_view_is_rotatable_by_keys_and_drag():
+    a = render(view="3d", grid_z=2, block_z=2)
+    b = render(view="3d", grid_z=2, block_z=2, yaw=120)
+    svg = ET.fromstring(a["svg"])
+    assert "ArrowLeft" in svg.get("data-keys") and svg.get("data-drag")
+    assert a["svg"] != b["svg"]
+    assert len(list(svg.iter(SVG + "polygon"))) > 3
+
+
+def test_threads_are_clickable_and_selection_is_clamped():
+    result = render(sel_x=10_000)
+    svg = ET.fromstring(result["svg"])
+    assert any(e.get("data-set") for e in svg.iter(SVG + "rect"))
+    assert "outside the launch" in result["message"]
+
+
+def test_big_launch_stays_small():
+    result = render(grid_x=100000, grid_y=1000, block_x=32, block_y=32, view="2d")
+    assert len(result["svg"]) < 60_000
+    result = render(grid_x=64, grid_y=64, grid_z=64, block_x=8, block_y=8, block_z=8, view="3d")
+    assert len(result["svg"]) < 120_000

@@ -1,0 +1,82 @@
+"""filters/widget.lua under real pandoc: HTML gets the live widget, typst a figure + table."""
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pypandoc
+
+ROOT = Path(__file__).resolve().parents[2]
+FILTER = ROOT / "filters" / "widget.lua"
+SOURCE = """# Roofline
+
+::: {.widget name="roofline" device="a100-sxm-80gb" size="1024"}
+The roofline of an **A100**.
+:::
+
+::: {#fig-grid .widget name="blockgrid" block_z="128"}
+:::
+
+::: note
+Not a widget.
+:::
+"""
+
+
+def pandoc(tmp_path, to, *extra):
+    src = tmp_path / "in.md"
+    src.write_text(SOURCE)
+    env = {**os.environ, "BOOK_PYTHON": sys.executable}
+    return subprocess.run([pypandoc.get_pandoc_path(), str(src), "--lua-filter", str(FILTER), "-t", to, *extra],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, check=True).stdout
+
+
+class Widgets(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.roots, self.captions, self.depth, self.in_caption = [], [], 0, False
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "data-widget" in a:
+            self.roots.append(a)
+        if tag == "figcaption":
+            self.in_caption = True
+            self.captions.append("")
+
+    def handle_endtag(self, tag):
+        if tag == "figcaption":
+            self.in_caption = False
+
+    def handle_data(self, data):
+        if self.in_caption:
+            self.captions[-1] += data
+
+
+def test_html_gets_static_widget_with_params_and_caption(tmp_path):
+    parser = Widgets()
+    parser.feed(pandoc(tmp_path, "html"))
+    assert [r["data-widget"] for r in parser.roots] == ["roofline", "blockgrid"]
+    params = json.loads(parser.roots[0]["data-params"])
+    assert params["device"] == "a100-sxm-80gb" and params["size"] == 1024
+    assert json.loads(parser.roots[1]["data-params"])["block_z"] == 128
+    assert parser.captions == ["The roofline of an A100."]
+
+
+def test_typst_gets_svg_figure_and_readout_table(tmp_path):
+    out = pandoc(tmp_path, "typst", "--extract-media=media")
+    assert out.count("#figure(image(") == 2 and "table.header([Readout], [Value]" in out
+    assert "[Arithmetic intensity], [341 FLOP/B]" in out
+    assert "blockDim.z = 128 exceeds" in out
+    svgs = sorted((tmp_path / "media").glob("widget-*.svg"))
+    assert [p.name for p in svgs] == ["widget-blockgrid-2.svg", "widget-roofline-1.svg"]
+    for p in svgs:
+        ET.parse(p)
+    assert "<fig-grid>" in out
+
+
+def test_other_divs_untouched(tmp_path):
+    assert '<div class="note">' in pandoc(tmp_path, "html")

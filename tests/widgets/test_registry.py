@@ -1,0 +1,75 @@
+"""The widget contract: PARAMS, coercion, static HTML."""
+import json
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+
+import pytest
+
+import widgets
+
+
+@pytest.mark.parametrize("name", widgets.NAMES)
+def test_params_have_labels_and_defaults_in_range(name):
+    for p in widgets.get(name).PARAMS:
+        assert p.label.strip(), p.name
+        assert p.coerce(p.default) == p.default, p.name
+        if p.type == "choice":
+            assert p.default in [v for v, _ in p.options]
+        if p.min is not None:
+            assert p.min <= p.default <= p.max
+
+
+@pytest.mark.parametrize("name", widgets.NAMES)
+def test_render_returns_accessible_svg_and_readouts(name):
+    result = widgets.render(name, {})
+    svg = ET.fromstring(result["svg"])
+    assert svg.get("role") == "img"
+    assert svg[0].tag.endswith("title") and svg[0].text
+    assert "fill=\"#" not in result["svg"]          # colours come from CSS classes
+    assert all(len(r) == 2 and all(isinstance(x, str) for x in r) for r in result["readouts"])
+
+
+def test_coerce_types_clamps_and_falls_back():
+    p = widgets.coerce("roofline", {"size": "99999999", "sparse": "true", "device": "nope", "dtype": "fp8"})
+    assert p["size"] == 65536 and p["sparse"] is True and p["device"] == "h100-sxm" and p["dtype"] == "fp8"
+
+
+def test_render_json_reports_errors_instead_of_raising():
+    assert "error" in json.loads(widgets.render_json("roofline", "not json"))
+
+
+class _Collect(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+
+@pytest.mark.parametrize("name", widgets.NAMES)
+def test_static_html_has_figure_controls_status(name):
+    parser = _Collect()
+    parser.feed(widgets.static_html(name, {}, "A <em>caption</em>"))
+    tag, root = parser.tags[0]
+    assert tag == "div" and root["data-widget"] == name and root["data-state"] == "static"
+    spec = json.loads(root["data-spec"])
+    assert [s["name"] for s in spec] == [p.name for p in widgets.get(name).PARAMS]
+    assert json.loads(root["data-params"]) == widgets.render(name, {})["params"]
+    named = {a["name"] for t, a in parser.tags if t in ("input", "select") and "name" in a}
+    assert named == {p.name for p in widgets.get(name).PARAMS}
+    assert any(a.get("role") == "status" for _, a in parser.tags)
+    assert ("fieldset", {"disabled": None}) in parser.tags
+    assert any(t == "figcaption" for t, _ in parser.tags)
+
+
+def test_standalone_svg_carries_print_styles():
+    svg = ET.fromstring(widgets.standalone_svg("roofline").split("?>", 1)[1])
+    assert svg.find("{http://www.w3.org/2000/svg}style") is not None
+
+
+def test_cli_renders_html(capsys):
+    from widgets.__main__ import main
+    assert main(["render", "blockgrid", "--params", '{"block_z": 128}', "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert "blockDim.z" in out["message"]

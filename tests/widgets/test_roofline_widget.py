@@ -1,0 +1,83 @@
+"""Roofline widget: its numbers are calc's numbers."""
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from calc import attention, fmt, intensity, roofline, specs
+import widgets
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def readouts(params):
+    return dict(widgets.render("roofline", params)["readouts"])
+
+
+def test_gemm_readouts_equal_calc():
+    r = readouts({"device": "h100-sxm", "dtype": "bf16", "size": 4096})
+    dev = specs.device("h100-sxm")
+    peak, bw = dev.peak_flops("bf16"), dev.mem_bw
+    cost = intensity.gemm(4096, 4096, 4096, "bf16")
+    att = roofline.attainable(cost.intensity, peak, bw)
+    assert r["Arithmetic intensity"] == f"{fmt.num(cost.intensity)} FLOP/B"
+    assert r["Attainable"] == fmt.si(att, "FLOP/s")
+    assert r["Regime"] == roofline.regime(cost.intensity, peak, bw) == "compute-bound"
+    assert r["MFU upper bound"] == fmt.pct(att / peak)
+    assert r["Ridge point"] == f"{fmt.num(roofline.ridge_point(peak, bw))} FLOP/B"
+
+
+def test_dense_h100_ridge_is_about_295():
+    assert readouts({})["Ridge point"] == "295 FLOP/B"
+
+
+def test_sparse_peak_doubles_the_roof():
+    dense = specs.device("a100-sxm-80gb").peak_flops("fp16")
+    r = readouts({"device": "a100-sxm-80gb", "dtype": "fp16", "sparse": True, "size": 65536})
+    assert r["Attainable"] == fmt.si(2 * dense, "FLOP/s")
+
+
+def test_softmax_is_memory_bound():
+    r = readouts({"kernel": "softmax", "size": 2048, "dtype": "fp16"})
+    cost = intensity.softmax(2048, 2048, "fp16")
+    assert r["Regime"] == "memory-bound"
+    assert r["Attainable"] == fmt.si(cost.intensity * specs.device("h100-sxm").mem_bw, "FLOP/s")
+
+
+def test_flash_attention_has_higher_intensity_than_naive():
+    r = readouts({"kernel": "attention", "seq": 8192, "head": "128"})
+    naive, flash = attention.naive(8192, 128, "bf16"), attention.flash(8192, 128, "bf16", 192 * 1024)
+    assert r["Arithmetic intensity"] == f"{fmt.num(naive.intensity)} FLOP/B"
+    assert r["FlashAttention intensity"] == f"{fmt.num(flash.intensity)} FLOP/B"
+    assert flash.intensity > naive.intensity
+
+
+def test_fusion_selects_the_fused_chain():
+    r = readouts({"kernel": "gelu", "fused": True, "size": 1024})
+    _, fused = intensity.fused_chain(1024 * 1024, "bf16", (8, 9, 1), (0, 0, 1))
+    assert r["Arithmetic intensity"] == f"{fmt.num(fused.intensity)} FLOP/B"
+
+
+def test_unsupported_dtype_falls_back_with_a_message():
+    result = widgets.render("roofline", {"device": "tpu-v4", "dtype": "fp32"})
+    assert "no published FP32" in result["message"]
+
+
+def test_compare_device_adds_its_roof_and_readouts():
+    result = widgets.render("roofline", {"compare": "a100-sxm-80gb"})
+    svg = ET.fromstring(result["svg"])
+    roofs = [e for e in svg.iter(SVG + "polyline") if "wg-roof" in e.get("class")]
+    assert len(roofs) == 2
+    assert "Attainable on A100 SXM4 80GB" in dict(result["readouts"])
+
+
+def test_points_are_clickable_and_axes_have_decade_labels():
+    svg = ET.fromstring(widgets.render("roofline", {})["svg"])
+    assert len([c for c in svg.iter(SVG + "circle") if c.get("data-set")]) >= 6
+    labels = {t.text for t in svg.iter(SVG + "text")}
+    assert {"1", "10", "100", "1 k"} <= labels and {"1 T", "100 T", "1 P"} <= labels
+
+
+@pytest.mark.parametrize("width", [320, 640, 900])
+def test_layout_follows_width(width):
+    svg = ET.fromstring(widgets.render("roofline", {"_width": width})["svg"])
+    assert svg.get("width") == str(width)

@@ -1,0 +1,239 @@
+"""Interactive figures: one module per widget, each with ``PARAMS`` and ``render``.
+
+The contract (small on purpose, after anywidget):
+
+* ``PARAMS``: a list of :class:`Param` describing the controls.
+* ``render(params) -> {"svg": str, "readouts": [[label, text], ...], "message": str | None}``
+  where ``params`` has already been completed and checked by :func:`coerce`.
+
+Everything here is pure Python (standard library + ``calc``) so the same code
+draws the static figure at build time (CPython) and the live one in the
+browser (Pyodide, in a Web Worker).  This module is the registry and the
+static HTML; ``bundle.py`` ships the code to the browser.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import math
+from dataclasses import dataclass
+
+from ._svg import esc
+
+NAMES = ("roofline", "blockgrid")
+TYPES = ("int", "float", "choice", "bool")
+DEFAULT_WIDTH = 640          # layout width of the static figure (CSS px)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One control.  ``options`` (choice) is a tuple of (value, label) pairs.
+
+    ``log``: the slider moves over log2(value) in steps of ``step`` (so
+    ``step=1`` gives powers of two).  ``control``: "slider" (default for
+    numbers), "number", "select" (default for choices) or "radio".
+    """
+    name: str
+    type: str
+    label: str
+    default: object
+    min: float | None = None
+    max: float | None = None
+    step: float | None = None
+    options: tuple = ()
+    log: bool = False
+    control: str = ""
+    unit: str = ""
+    wrap: bool = False       # angles: stepping past max comes back at min
+    group: str = ""          # controls with the same group share a fieldset
+
+    def __post_init__(self):
+        if self.type not in TYPES:
+            raise ValueError(f"{self.name}: type {self.type!r} not in {TYPES}")
+
+    @property
+    def kind(self) -> str:
+        if self.control:
+            return self.control
+        return {"choice": "select", "bool": "checkbox"}.get(self.type, "slider")
+
+    def to_json(self) -> dict:
+        d = {"name": self.name, "type": self.type, "label": self.label,
+             "default": self.default, "control": self.kind}
+        for key in ("min", "max", "step", "unit"):
+            if getattr(self, key) not in (None, ""):
+                d[key] = getattr(self, key)
+        if self.options:
+            d["options"] = [list(o) for o in self.options]
+        if self.log:
+            d["log"] = True
+        if self.wrap:
+            d["wrap"] = True
+        return d
+
+    def coerce(self, value):
+        """The value as this parameter's type, clamped into range; default if unusable."""
+        if value is None:
+            return self.default
+        try:
+            if self.type == "bool":
+                if isinstance(value, str):
+                    return value.strip().lower() in ("1", "true", "yes", "on")
+                return bool(value)
+            if self.type == "choice":
+                values = [str(v) for v, _ in self.options]
+                return str(value) if str(value) in values else self.default
+            number = float(value)
+            if not math.isfinite(number):
+                return self.default
+        except (TypeError, ValueError):
+            return self.default
+        lo = self.min if self.min is not None else number
+        hi = self.max if self.max is not None else number
+        number = min(max(number, lo), hi)
+        return int(round(number)) if self.type == "int" else float(number)
+
+
+def get(name: str):
+    """The widget module called ``name``."""
+    if name not in NAMES:
+        raise KeyError(f"unknown widget {name!r}; known: {', '.join(NAMES)}")
+    return importlib.import_module(f"{__name__}.{name}")
+
+
+def spec(name: str) -> list[dict]:
+    return [p.to_json() for p in get(name).PARAMS]
+
+
+def coerce(name: str, raw: dict | None) -> dict:
+    """Complete ``raw`` with defaults and bring each value into its type and range.
+
+    Keys starting with ``_`` (layout hints such as ``_width``) pass through."""
+    raw = dict(raw or {})
+    out = {p.name: p.coerce(raw.get(p.name)) for p in get(name).PARAMS}
+    width = raw.get("_width")
+    try:
+        out["_width"] = int(min(max(float(width), 300), 900)) if width is not None else DEFAULT_WIDTH
+    except (TypeError, ValueError):
+        out["_width"] = DEFAULT_WIDTH
+    return out
+
+
+def render(name: str, raw: dict | None = None) -> dict:
+    """Coerce ``raw`` and render; the result also carries the coerced ``params``."""
+    params = coerce(name, raw)
+    result = get(name).render(params)
+    result.setdefault("message", None)
+    result["params"] = {k: v for k, v in params.items() if not k.startswith("_")}
+    return result
+
+
+def render_json(name: str, raw_json: str) -> str:
+    """Browser entry point: JSON in, JSON out (one string crosses the worker boundary)."""
+    try:
+        return json.dumps(render(name, json.loads(raw_json)))
+    except Exception as exc:  # the page shows the message and keeps the last figure
+        return json.dumps({"error": f"{type(exc).__name__}: {exc}"})
+
+
+# --------------------------------------------------------------------------- HTML
+
+def _attr(value) -> str:
+    return esc(value if isinstance(value, str) else json.dumps(value, separators=(",", ":")))
+
+
+def _slider_position(p: Param, value) -> float:
+    return round(math.log2(value), 4) if p.log else value
+
+
+def _control_html(p: Param, value) -> str:
+    label = esc(p.label)
+    name = _attr(p.name)
+    if p.kind == "checkbox":
+        checked = " checked" if value else ""
+        return (f'<label class="wc wc-check"><input type="checkbox" name="{name}"{checked}>'
+                f'<span>{label}</span></label>')
+    if p.kind == "radio":
+        items = "".join(
+            f'<label><input type="radio" name="{name}" value="{_attr(str(v))}"'
+            f'{" checked" if str(v) == str(value) else ""}><span>{esc(t)}</span></label>'
+            for v, t in p.options)
+        return f'<fieldset class="wc wc-radio"><legend>{label}</legend>{items}</fieldset>'
+    if p.kind == "select":
+        opts = "".join(
+            f'<option value="{_attr(str(v))}"{" selected" if str(v) == str(value) else ""}>{esc(t)}</option>'
+            for v, t in p.options)
+        return f'<label class="wc wc-select"><span>{label}</span><select name="{name}">{opts}</select></label>'
+    lo, hi, step = p.min, p.max, p.step if p.step is not None else (1 if p.type == "int" else "any")
+    if p.log:
+        lo, hi = math.log2(p.min), math.log2(p.max)
+    rng = f' min="{_attr(lo)}" max="{_attr(hi)}" step="{_attr(step)}"'
+    shown = esc(_format_value(p, value))
+    if p.kind == "number":
+        return (f'<label class="wc wc-number"><span>{label}</span>'
+                f'<input type="number" name="{name}" value="{_attr(value)}"{rng} inputmode="numeric"></label>')
+    log = ' data-log="2"' if p.log else ""
+    return (f'<label class="wc wc-slider"><span>{label}</span>'
+            f'<input type="range" name="{name}" value="{_attr(_slider_position(p, value))}"{rng}{log}'
+            f' aria-valuetext="{_attr(shown)}">'
+            f'<output>{shown}</output></label>')
+
+
+def _controls_html(params_spec, values) -> str:
+    """Controls in order; consecutive params of one ``group`` share a fieldset with a legend."""
+    out, i = [], 0
+    while i < len(params_spec):
+        group = params_spec[i].group
+        j = i + 1
+        while group and j < len(params_spec) and params_spec[j].group == group:
+            j += 1
+        inner = "".join(_control_html(p, values[p.name]) for p in params_spec[i:j])
+        out.append(f'<fieldset class="wc-group"><legend>{esc(group)}</legend>{inner}</fieldset>'
+                   if group else inner)
+        i = j
+    return "".join(out)
+
+
+def _format_value(p: Param, value) -> str:
+    text = f"{value:,}" if p.type == "int" else f"{value:g}" if p.type == "float" else str(value)
+    return f"{text}{p.unit}" if p.unit in ("°", "%") else f"{text} {p.unit}".strip()
+
+
+def readouts_html(readouts) -> str:
+    rows = "".join(f"<div><dt>{esc(str(k))}</dt><dd>{esc(str(v))}</dd></div>"
+                   for k, v in readouts)
+    return f'<dl class="widget-readouts">{rows}</dl>'
+
+
+def static_html(name: str, raw: dict | None = None, caption_html: str = "") -> str:
+    """The complete widget root: static figure, readouts, (disabled) controls, status line.
+
+    The page is right before any script runs; the host script only enables the
+    controls and takes over the figure."""
+    result = render(name, raw)
+    params = result["params"]
+    module = get(name)
+    controls = _controls_html(module.PARAMS, params)
+    title = getattr(module, "TITLE", name)
+    message = result.get("message") or ""
+    caption = f"<figcaption>{caption_html}</figcaption>" if caption_html.strip() else ""
+    return (
+        f'<div class="widget" data-widget="{_attr(name)}" data-state="static"'
+        f" data-params='{_attr(params)}' data-spec='{_attr(spec(name))}'>"
+        f'<figure class="widget-figure"><div class="widget-svg">{result["svg"]}</div>{caption}</figure>'
+        f'<p class="widget-message" aria-live="polite"{"" if message else " hidden"}>{esc(message)}</p>'
+        f'{readouts_html(result["readouts"])}'
+        f'<form class="widget-controls" aria-label="{_attr(title)} controls" onsubmit="return false">'
+        f'<fieldset disabled>{controls}</fieldset></form>'
+        f'<p class="widget-status" role="status">Static figure: the controls come alive when the page'
+        f" has loaded its Python runtime.</p>"
+        f"</div>"
+    )
+
+
+def standalone_svg(name: str, raw: dict | None = None) -> str:
+    """The SVG as a file of its own (PDF, image export): carries a print stylesheet."""
+    from ._svg import PRINT_CSS
+    svg = render(name, raw)["svg"]
+    head, sep, rest = svg.partition(">")
+    return f'<?xml version="1.0" encoding="UTF-8"?>\n{head}{sep}<style>{PRINT_CSS}</style>{rest}'

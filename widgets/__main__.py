@@ -1,0 +1,40 @@
+"""Command line: ``python -m widgets render NAME --params '{json}' --format html|svg|json``.
+
+Used by ``filters/widget.lua`` at build time; prints to stdout."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from . import NAMES, render, standalone_svg, static_html
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m widgets")
+    sub = ap.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("render", help="print the static rendering of a widget")
+    r.add_argument("name", choices=NAMES)
+    r.add_argument("--params", default="{}", help="initial parameters as JSON")
+    r.add_argument("--format", choices=("html", "svg", "json"), default="html")
+    r.add_argument("--caption", default="", help="caption, already HTML (format html only)")
+    sub.add_parser("list", help="print the widget names")
+    args = ap.parse_args(argv)
+    if args.command == "list":
+        print("\n".join(NAMES))
+        return 0
+    params = json.loads(args.params)
+    if args.format == "html":
+        out = static_html(args.name, params, args.caption)
+    elif args.format == "svg":
+        out = standalone_svg(args.name, params)
+    else:
+        result = render(args.name, params)
+        result["svg"] = standalone_svg(args.name, params)
+        out = json.dumps(result)
+    sys.stdout.write(out + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

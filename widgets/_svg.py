@@ -1,0 +1,135 @@
+"""Small SVG helpers shared by the widgets: escaping, elements, label placement.
+
+Colours are never written into the figures: elements carry ``wg-*`` classes and
+the page's ``assets/css/widgets.css`` colours them (light, dark, print).  A
+figure saved on its own (PDF) gets ``PRINT_CSS`` instead.
+"""
+from __future__ import annotations
+
+import json
+import math
+
+# For a figure outside the page (typst/PDF, exported file): black on white, two accents.
+PRINT_CSS = (
+    ".wg{color:#111;font-family:Helvetica,Arial,sans-serif;font-size:13px}"
+    ".wg text{fill:currentColor}.wg .wg-muted{fill:#555}.wg .wg-small{font-size:11px}"
+    ".wg .wg-strong{font-weight:bold}"
+    ".wg .wg-axis{stroke:#111;fill:none}.wg .wg-grid{stroke:#ccc;fill:none}"
+    ".wg .wg-c1{stroke:#1d4ed8;fill:none;stroke-width:2.5}"
+    ".wg .wg-c2{stroke:#c2410c;fill:none;stroke-width:2;stroke-dasharray:6 4}"
+    ".wg .wg-ridge{stroke:#777;stroke-dasharray:3 3;fill:none}"
+    ".wg .wg-pt{fill:#1d4ed8;stroke:#fff}.wg .wg-pt.wg-ghost{fill:#fff;stroke:#1d4ed8}"
+    ".wg .wg-pt.wg-sel{fill:#c2410c;stroke:#111;stroke-width:1.5}"
+    ".wg .wg-arrow{stroke:#555;fill:none;stroke-width:1.5}.wg .wg-arrowhead{fill:#555}"
+    ".wg .wg-box{fill:none;stroke:#444}.wg .wg-box.wg-sel{stroke:#c2410c;stroke-width:2.5}"
+    ".wg .wg-t0{fill:#bfdbfe;stroke:#fff}.wg .wg-t1{fill:#93c5fd;stroke:#fff}"
+    ".wg .wg-idle{fill:#e5e5e5;stroke:#fff}.wg .wg-tsel,.wg circle.wg-sel{fill:#c2410c;stroke:#111}"
+    ".wg .wg-cells{stroke:#fff;fill:none;stroke-width:.75}"
+    ".wg .wg-face{fill:#dbeafe;fill-opacity:.7;stroke:#555;stroke-width:.75}.wg .wg-face.wg-top{fill:#eff6ff}"
+    ".wg .wg-face.wg-side{fill:#bfdbfe}.wg .wg-face.wg-sel{fill:#fdba74;fill-opacity:1;stroke:#c2410c}"
+)
+
+
+_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;"})
+
+
+def esc(text) -> str:
+    """Text or attribute value for XML/HTML (the ``html`` module would pull in 100 kB of entities)."""
+    return str(text).translate(_ESCAPES)
+
+
+def num(x: float) -> str:
+    """Coordinates with at most one decimal, no trailing zeros."""
+    text = f"{x:.1f}"
+    return text[:-2] if text.endswith(".0") else text
+
+
+def svg_root(width: float, height: float, cls: str, title: str, desc: str, body: list[str],
+             extra: str = "") -> str:
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="wg {cls}" viewBox="0 0 {num(width)} {num(height)}"'
+        f' width="{num(width)}" height="{num(height)}" role="img"{extra}>'
+        f"<title>{esc(title)}</title><desc>{esc(desc)}</desc>{''.join(body)}</svg>"
+    )
+
+
+def text(x, y, content, cls="", anchor="start", extra="") -> str:
+    c = f' class="{cls}"' if cls else ""
+    a = f' text-anchor="{anchor}"' if anchor != "start" else ""
+    return f'<text x="{num(x)}" y="{num(y)}"{c}{a}{extra}>{esc(content)}</text>'
+
+
+def line(x1, y1, x2, y2, cls) -> str:
+    return f'<line x1="{num(x1)}" y1="{num(y1)}" x2="{num(x2)}" y2="{num(y2)}" class="{cls}"/>'
+
+
+def polyline(points, cls) -> str:
+    pts = " ".join(f"{num(x)},{num(y)}" for x, y in points)
+    return f'<polyline points="{pts}" class="{cls}"/>'
+
+
+def polygon(points, cls, extra="") -> str:
+    pts = " ".join(f"{num(x)},{num(y)}" for x, y in points)
+    return f'<polygon points="{pts}" class="{cls}"{extra}/>'
+
+
+def wrap(content: str, width: int) -> list[str]:
+    """Greedy word wrap to lines of at most ``width`` characters (SVG text does not wrap)."""
+    lines, current = [], ""
+    for word in str(content).split():
+        if current and len(current) + 1 + len(word) > width:
+            lines.append(current)
+            current = word
+        else:
+            current = f"{current} {word}".strip()
+    return lines + [current] if current else lines
+
+
+def data_set(values: dict) -> str:
+    """Attribute that makes an element clickable: the host merges ``values`` into the params."""
+    return f" data-set='{esc(json.dumps(values, separators=(',', ':')))}'"
+
+
+def decade_ticks(lo: float, hi: float) -> list[float]:
+    """Powers of ten in [lo, hi]."""
+    first, last = math.ceil(math.log10(lo) - 1e-9), math.floor(math.log10(hi) + 1e-9)
+    return [10.0 ** k for k in range(first, last + 1)]
+
+
+def text_width(content: str, size: float = 13) -> float:
+    """Rough advance width of sans-serif text: good enough to keep labels apart."""
+    return 0.6 * size * len(str(content))
+
+
+class LabelPlacer:
+    """Greedy placement: each label takes the first candidate spot that overlaps none placed."""
+
+    def __init__(self, bounds):
+        self.bounds = bounds          # (x0, y0, x1, y1) the labels must stay inside
+        self.boxes = []
+
+    def reserve(self, box):
+        self.boxes.append(box)
+
+    def place(self, x, y, content, size=13, gap=8):
+        w, h = text_width(content, size), size + 2
+        x0, y0, x1, y1 = self.bounds
+        candidates = []
+        for dy in (-gap, gap + h * 0.8, -gap - h, gap + h * 1.8, -gap - 2 * h, gap + h * 2.8):
+            for anchor in ("start", "end", "middle"):
+                left = x + gap * 0.5 if anchor == "start" else x - gap * 0.5 - w if anchor == "end" else x - w / 2
+                candidates.append((left, y + dy, anchor))
+        for left, base, anchor in candidates:
+            box = (left, base - h + 3, left + w, base + 3)
+            if box[0] < x0 or box[2] > x1 or box[1] < y0 or box[3] > y1:
+                continue
+            if any(_overlap(box, b) for b in self.boxes):
+                continue
+            self.boxes.append(box)
+            tx = left if anchor == "start" else left + w if anchor == "end" else left + w / 2
+            return tx, base, anchor
+        return None
+
+
+def _overlap(a, b) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]

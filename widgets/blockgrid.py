@@ -1,0 +1,418 @@
+"""CUDA block grid: how gridDim × blockDim threads cover the data, and who computes what.
+
+Index arithmetic and launch limits come from ``calc.cuda``; this module draws
+a 2D view (grid of blocks + the selected block's threads, coloured by warp) or
+a 3D view (isometric, rotated by ``yaw``/``pitch``, by slider, arrow keys or drag).
+"""
+from __future__ import annotations
+
+import math
+
+from calc import cuda, fmt, specs
+
+from . import Param
+from ._svg import data_set, num, polygon, svg_root, text, wrap
+
+TITLE = "CUDA block grid"
+DEVICE = "h100-sxm"              # launch limits are checked against this GPU
+KERNELS = (
+    ("vecadd", "Vector add: c[i] = a[i] + b[i]"),
+    ("matadd", "Matrix add: C[row][col] = A[row][col] + B[row][col]"),
+    ("scale3d", "Volume scale: out[z][y][x] = s · in[z][y][x]"),
+)
+GRID_CAP_2D, GRID_CAP_3D, LATTICE_CAP = 8, 5, 6   # most blocks / threads drawn per axis
+ROW_CAP, CLICK_CAP = 64, 128     # rows of threads drawn; biggest block whose threads are clickable
+BIG = 2**31
+
+PARAMS = [
+    Param("grid_x", "int", "gridDim.x", 3, min=1, max=BIG, control="number", group="Launch"),
+    Param("grid_y", "int", "gridDim.y", 3, min=1, max=BIG, control="number", group="Launch"),
+    Param("grid_z", "int", "gridDim.z", 1, min=1, max=BIG, control="number", group="Launch"),
+    Param("block_x", "int", "blockDim.x", 16, min=1, max=4096, control="number", group="Launch"),
+    Param("block_y", "int", "blockDim.y", 4, min=1, max=4096, control="number", group="Launch"),
+    Param("block_z", "int", "blockDim.z", 1, min=1, max=4096, control="number", group="Launch"),
+    Param("kernel", "choice", "Kernel", "matadd", options=KERNELS, group="Data"),
+    Param("size_x", "int", "Data width (x)", 40, min=1, max=BIG, control="number", group="Data"),
+    Param("size_y", "int", "Data height (y)", 10, min=1, max=BIG, control="number", group="Data"),
+    Param("size_z", "int", "Data depth (z)", 1, min=1, max=BIG, control="number", group="Data"),
+    Param("sel_x", "int", "Thread x (global)", 19, min=0, max=BIG, control="number", group="Selected thread"),
+    Param("sel_y", "int", "Thread y (global)", 5, min=0, max=BIG, control="number", group="Selected thread"),
+    Param("sel_z", "int", "Thread z (global)", 0, min=0, max=BIG, control="number", group="Selected thread"),
+    Param("view", "choice", "Projection", "2d", options=(("2d", "2D"), ("3d", "3D")), control="radio", group="View"),
+    Param("yaw", "int", "Turn (3D)", 30, min=0, max=345, step=15, wrap=True, unit="°", group="View"),
+    Param("pitch", "int", "Tilt (3D)", 25, min=-60, max=80, step=5, unit="°", group="View"),
+]
+
+EXAMPLES = [{"block_x": 2048}, {"block_z": 128}, {"view": "3d", "grid_z": 3, "block_z": 2},
+            {"kernel": "vecadd", "grid_y": 1, "block_y": 1, "block_x": 256, "size_x": 1000}]
+KEYS = '{"ArrowLeft":{"yaw":-15},"ArrowRight":{"yaw":15},"ArrowUp":{"pitch":5},"ArrowDown":{"pitch":-5}}'
+DRAG = '{"yaw":[0.6,0],"pitch":[0,0.4]}'
+
+
+# ----------------------------------------------------------------------------- numbers
+
+def launch(params: dict):
+    grid = cuda.Dim3(params["grid_x"], params["grid_y"], params["grid_z"])
+    block = cuda.Dim3(params["block_x"], params["block_y"], params["block_z"])
+    return grid, block
+
+
+def check_launch(grid, block) -> str | None:
+    """None if legal, else calc.cuda's message naming the broken limit."""
+    try:
+        cuda.validate_launch(grid, block, specs.device(DEVICE))
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def split(g, block):
+    """(blockIdx, threadIdx) of the thread at global coordinates ``g``."""
+    return (cuda.Dim3(g[0] // block.x, g[1] // block.y, g[2] // block.z),
+            cuda.Dim3(g[0] % block.x, g[1] % block.y, g[2] % block.z))
+
+
+def thread_info(params: dict, grid, block) -> dict:
+    """Indices of the selected thread (clamped into the launch) and the element it computes."""
+    g = (min(params["sel_x"], grid.x * block.x - 1), min(params["sel_y"], grid.y * block.y - 1),
+         min(params["sel_z"], grid.z * block.z - 1))
+    block_idx, thread_idx = split(g, block)
+    warp, lane = cuda.warp_of(thread_idx, block)
+    info = {
+        "global": tuple(cuda.global_coords(block_idx, block, thread_idx)),
+        "block_idx": block_idx, "thread_idx": thread_idx,
+        "tid": cuda.linear_thread(thread_idx, block),
+        "linear": cuda.global_linear(block_idx, block, thread_idx, grid),
+        "warp": warp, "lane": lane,
+    }
+    info["active"], info["output"] = element(params, g, info["linear"])
+    return info
+
+
+def element(params: dict, g, linear: int):
+    """(does this thread do work?, what it computes) for the chosen kernel."""
+    x, y, z = g
+    sx, sy, sz = params["size_x"], params["size_y"], params["size_z"]
+    kind = params["kernel"]
+    if kind == "vecadd":
+        n = sx
+        if linear < n:
+            return True, f"c[{linear:,}] = a[{linear:,}] + b[{linear:,}]"
+        return False, f"nothing: i = {linear:,} ≥ n = {n:,}, the bounds check skips it"
+    if kind == "matadd":
+        if z == 0 and x < sx and y < sy:
+            return True, f"C[{y:,}][{x:,}] (offset row·width + col = {y * sx + x:,})"
+        why = "z > 0" if z else f"col {x:,} ≥ width {sx:,}" if x >= sx else f"row {y:,} ≥ height {sy:,}"
+        return False, f"nothing: {why}, the bounds check skips it"
+    if x < sx and y < sy and z < sz:
+        return True, f"out[{z:,}][{y:,}][{x:,}] (offset {(z * sy + y) * sx + x:,})"
+    return False, "nothing: outside the volume, the bounds check skips it"
+
+
+def active(params: dict, x: int, y: int, z: int, grid, block) -> bool:
+    """Does the thread at global (x, y, z) get a data element?"""
+    linear = 0
+    if params["kernel"] == "vecadd":
+        b, t = split((x, y, z), block)
+        linear = cuda.global_linear(b, block, t, grid)
+    return element(params, (x, y, z), linear)[0]
+
+
+# ----------------------------------------------------------------------------- 2D view
+
+def _window(sel: int, count: int, cap: int) -> range:
+    """At most ``cap`` indices of ``count``, keeping ``sel`` inside."""
+    if count <= cap:
+        return range(count)
+    start = min(max(sel - cap // 2, 0), count - cap)
+    return range(start, start + cap)
+
+
+def _thread_runs(params, grid, block, b, tz, left, up, cell):
+    """One block's threads as runs of working / idle cells (few elements, however many threads)."""
+    out = []
+    for j in range(block.y):
+        i = 0
+        while i < block.x:
+            state = active(params, b[0] * block.x + i, b[1] * block.y + j, b[2] * block.z + tz, grid, block)
+            k = i + 1
+            while k < block.x and active(params, b[0] * block.x + k, b[1] * block.y + j,
+                                         b[2] * block.z + tz, grid, block) == state:
+                k += 1
+            out.append(f'<rect x="{num(left + i * cell)}" y="{num(up + j * cell)}" width="{num((k - i) * cell)}"'
+                       f' height="{num(cell)}" class="{"wg-t0" if state else "wg-idle"}"/>')
+            i = k
+    if cell >= 6:   # cell borders as one path
+        d = "".join(f"M{num(left + i * cell)} {num(up)}v{num(block.y * cell)}" for i in range(1, block.x))
+        d += "".join(f"M{num(left)} {num(up + j * cell)}h{num(block.x * cell)}" for j in range(1, block.y))
+        out.append(f'<path d="{d}" class="wg-cells"/>')
+    return out
+
+
+def _grid_panel_2d(params, grid, block, info, x0, y0, w, h, fs):
+    """Blocks of the selected z-slice; each block shows its threads when they fit."""
+    bi = info["block_idx"]
+    cols, rows = _window(bi.x, grid.x, GRID_CAP_2D), _window(bi.y, grid.y, GRID_CAP_2D)
+    body = [text(x0, y0 + fs, f"Grid: gridDim = ({grid.x:,}, {grid.y:,}, {grid.z:,})"
+                 + (f", slice blockIdx.z = {bi.z:,}" if grid.z > 1 else ""), "wg-strong")]
+    top = y0 + fs + 8
+    gap = 4
+    cell = min((w - gap * (len(cols) - 1)) / (len(cols) * block.x),
+               (h - (top - y0) - 18 - gap * (len(rows) - 1)) / (len(rows) * block.y))
+    bw, bh = cell * block.x, cell * block.y
+    if bw < 14 or bh < 10:      # threads too small: draw blocks as plain boxes
+        side = min((w - gap * (len(cols) - 1)) / len(cols), (h - (top - y0) - 18 - gap * (len(rows) - 1)) / len(rows))
+        bw, bh, cell = side, side * min(1.0, block.y / block.x) if block.x >= block.y else side, 0
+    tz = info["thread_idx"].z
+    for r, by in enumerate(rows):
+        for c, bx in enumerate(cols):
+            left, up = x0 + c * (bw + gap), top + r * (bh + gap)
+            is_sel = (bx, by) == (bi.x, bi.y)
+            tx, ty = info["thread_idx"].x, info["thread_idx"].y
+            target = {"sel_x": bx * block.x + tx, "sel_y": by * block.y + ty, "sel_z": bi.z * block.z + tz}
+            if cell >= 3:
+                body += _thread_runs(params, grid, block, (bx, by, bi.z), tz, left, up, cell)
+                if is_sel:
+                    body.append(f'<rect x="{num(left + tx * cell)}" y="{num(up + ty * cell)}" width="{num(cell)}"'
+                                f' height="{num(cell)}" class="wg-tsel"/>')
+            body.append(f'<rect x="{num(left)}" y="{num(up)}" width="{num(bw)}" height="{num(bh)}"'
+                        f' class="wg-box{" wg-sel" if is_sel else ""}{" wg-hollow" if cell >= 3 else ""}"'
+                        f'{data_set(target)}><title>block ({bx}, {by}, {bi.z})</title></rect>')
+            if cell < 3 and bw > 34:
+                body.append(text(left + bw / 2, up + bh / 2 + 4, f"{bx},{by}", "wg-small", "middle"))
+    note = []
+    if len(cols) < grid.x:
+        note.append(f"blocks x {cols[0]:,}–{cols[-1]:,} of {grid.x:,}")
+    if len(rows) < grid.y:
+        note.append(f"y {rows[0]:,}–{rows[-1]:,} of {grid.y:,}")
+    bottom = top + len(rows) * (bh + gap)
+    if note:
+        body.append(text(x0, bottom + 12, "showing " + ", ".join(note), "wg-small wg-muted"))
+    return body, bottom + (16 if note else 0)
+
+
+def _block_panel_2d(params, grid, block, info, x0, y0, w, fs):
+    """The selected block's threads (z-slice of the selected thread), one colour band per warp."""
+    bi, ti = info["block_idx"], info["thread_idx"]
+    per_row = min(block.x, 32)
+    lines_per_y = math.ceil(block.x / per_row)
+    n_rows = min(block.y * lines_per_y, ROW_CAP)
+    cell = max(3.0, min(22.0, (w - 30) / per_row, 360 / n_rows))
+    label = f"Block ({bi.x:,}, {bi.y:,}, {bi.z:,}): blockDim = ({block.x}, {block.y}, {block.z})"
+    body = [text(x0, y0 + fs, label, "wg-strong")]
+    top = y0 + fs + 8
+    left = x0 + 28
+    clickable = block.x * block.y <= CLICK_CAP
+
+    def cls_of(i, j):
+        warp = cuda.warp_of(cuda.Dim3(i, j, ti.z), block)[0]
+        g = (bi.x * block.x + i, bi.y * block.y + j, bi.z * block.z + ti.z)
+        return ("wg-t%d" % (warp % 2) if active(params, *g, grid, block) else "wg-idle"), g
+
+    for row in range(n_rows):
+        j, part = divmod(row, lines_per_y)
+        cols = range(part * per_row, min(block.x, (part + 1) * per_row))
+        y = num(top + row * cell)
+        if clickable:   # one element per thread, each selects itself when clicked
+            for i in cols:
+                cls, g = cls_of(i, j)
+                body.append(f'<rect x="{num(left + (i % per_row) * cell)}" y="{y}" width="{num(cell)}"'
+                            f' height="{num(cell)}" class="{cls}"{data_set({"sel_x": g[0], "sel_y": g[1], "sel_z": g[2]})}/>')
+        else:           # big blocks: runs of equal cells; select with the number inputs
+            i = cols[0]
+            while i < cols[-1] + 1:
+                cls = cls_of(i, j)[0]
+                k = i + 1
+                while k <= cols[-1] and cls_of(k, j)[0] == cls:
+                    k += 1
+                body.append(f'<rect x="{num(left + (i % per_row) * cell)}" y="{y}" width="{num((k - i) * cell)}"'
+                            f' height="{num(cell)}" class="{cls}"/>')
+                i = k
+        warp, lane = cuda.warp_of(cuda.Dim3(cols[0], j, ti.z), block)
+        if (lane == 0 or row == 0) and cell >= 8:
+            body.append(text(left - 4, top + row * cell + cell / 2 + 4, f"w{warp}", "wg-small wg-muted", "end"))
+    srow = ti.y * lines_per_y + ti.x // per_row
+    if srow < n_rows:
+        body.append(f'<rect x="{num(left + (ti.x % per_row) * cell)}" y="{num(top + srow * cell)}" width="{num(cell)}"'
+                    f' height="{num(cell)}" class="wg-tsel"/>')
+    bottom = top + n_rows * cell + 14
+    hint = "shades alternate per warp of 32; grey: no data element"
+    if lines_per_y > 1:
+        hint = "x wraps every 32 threads; " + hint
+    if n_rows < block.y * lines_per_y:
+        hint = f"first {n_rows} rows; " + hint
+    body.append(text(left, bottom, hint, "wg-small wg-muted"))
+    return body, bottom + 6
+
+
+# ----------------------------------------------------------------------------- 3D view
+
+def _projector(yaw_deg: float, pitch_deg: float):
+    cy, sy = math.cos(math.radians(yaw_deg)), math.sin(math.radians(yaw_deg))
+    cp, sp = math.cos(math.radians(pitch_deg)), math.sin(math.radians(pitch_deg))
+
+    def project(x, y, z):
+        """CUDA axes (x right, y down, z away) -> (screen x, screen y, depth)."""
+        X, Y, Z = x, -y, z
+        X1, Z1 = X * cy - Z * sy, X * sy + Z * cy
+        Y2, Z2 = Y * cp + Z1 * sp, -Y * sp + Z1 * cp
+        return X1, -Y2, Z2
+    return project
+
+
+_FACES = (  # corner indices (bit 0: x, bit 1: y, bit 2: z) and outward normal
+    ((0, 1, 3, 2), (0, 0, -1)), ((4, 5, 7, 6), (0, 0, 1)), ((0, 2, 6, 4), (-1, 0, 0)),
+    ((1, 3, 7, 5), (1, 0, 0)), ((0, 1, 5, 4), (0, -1, 0)), ((2, 3, 7, 6), (0, 1, 0)),
+)
+
+
+def _fit(items, x0, y0, w, h):
+    """Scale and shift projected points so they fill the box (x0, y0, w, h)."""
+    xs = [p[0] for p in items] or [0]
+    ys = [p[1] for p in items] or [0]
+    span = max(max(xs) - min(xs), 1e-9), max(max(ys) - min(ys), 1e-9)
+    s = min(w / span[0], h / span[1])
+    ox = x0 + (w - span[0] * s) / 2 - min(xs) * s
+    oy = y0 + (h - span[1] * s) / 2 - min(ys) * s
+    return lambda p: (ox + p[0] * s, oy + p[1] * s), s
+
+
+def _boxes_3d(project, cells, size, shrink):
+    """Visible faces of unit boxes at ``cells``, far to near."""
+    polys = []
+    for (cx, cy, cz), cls, extra in cells:
+        corners = [project(cx + (k & 1) * size[0] * shrink, cy + (k >> 1 & 1) * size[1] * shrink,
+                           cz + (k >> 2 & 1) * size[2] * shrink) for k in range(8)]
+        depth = sum(c[2] for c in corners) / 8
+        faces = []
+        for idx, normal in _FACES:
+            n = project(*normal)
+            o = project(0, 0, 0)
+            if n[2] - o[2] < -1e-9:            # faces the viewer
+                shade = " wg-top" if normal[1] == -1 else " wg-side" if normal[0] else ""
+                faces.append(([corners[i] for i in idx], cls + shade))
+        polys.append((depth, faces, extra))
+    polys.sort(key=lambda p: -p[0])
+    return polys
+
+
+def _view_3d(params, grid, block, info, x0, y0, w, h, fs):
+    project = _projector(params["yaw"], params["pitch"])
+    bi, ti = info["block_idx"], info["thread_idx"]
+    body = []
+    half = w / 2 - 8
+    # Left: the grid of blocks.
+    xs, ys, zs = (_window(s, n, GRID_CAP_3D) for s, n in ((bi.x, grid.x), (bi.y, grid.y), (bi.z, grid.z)))
+    cells = []
+    for bz in zs:
+        for by in ys:
+            for bx in xs:
+                sel = (bx, by, bz) == (bi.x, bi.y, bi.z)
+                target = {"sel_x": bx * block.x + ti.x, "sel_y": by * block.y + ti.y, "sel_z": bz * block.z + ti.z}
+                cells.append(((bx - xs[0], by - ys[0], bz - zs[0]), "wg-face" + (" wg-sel" if sel else ""), data_set(target)))
+    polys = _boxes_3d(project, cells, (1, 1, 1), 0.8)
+    to_screen, _ = _fit([p for box in polys for face in box[1] for p in face[0]], x0, y0 + fs + 10, half, h - fs - 30)
+    body.append(text(x0, y0 + fs, f"Grid ({grid.x:,}, {grid.y:,}, {grid.z:,}) of blocks", "wg-strong"))
+    for _, faces, extra in polys:
+        body.append(f"<g{extra}>" + "".join(polygon([to_screen(p) for p in pts], cls) for pts, cls in faces) + "</g>")
+    # Right: the selected block's threads as a lattice of dots.
+    lx, ly, lz = (_window(t, n, LATTICE_CAP) for t, n in ((ti.x, block.x), (ti.y, block.y), (ti.z, block.z)))
+    dots = []
+    for k in lz:
+        for j in ly:
+            for i in lx:
+                sx, sy, depth = project(i, j, k)
+                warp = cuda.warp_of(cuda.Dim3(i, j, k), block)[0]
+                g = (bi.x * block.x + i, bi.y * block.y + j, bi.z * block.z + k)
+                cls = ("wg-t%d" % (warp % 2) if active(params, *g, grid, block) else "wg-idle")
+                dots.append((depth, (sx, sy), cls, (i, j, k) == (ti.x, ti.y, ti.z), g))
+    dots.sort(key=lambda d: -d[0])
+    x1 = x0 + w / 2 + 8
+    to_screen, s = _fit([d[1] for d in dots], x1 + 10, y0 + fs + 18, half - 20, h - fs - 44)
+    r = max(2.5, min(9.0, s * 0.3)) if len(dots) > 1 else 9.0
+    body.append(text(x1, y0 + fs, f"Block ({bi.x:,}, {bi.y:,}, {bi.z:,}): {block.x}×{block.y}×{block.z} threads", "wg-strong"))
+    for _, p, cls, sel, g in dots:
+        px, py = to_screen(p)
+        body.append(f'<circle cx="{num(px)}" cy="{num(py)}" r="{num(r * (1.5 if sel else 1))}" class="{cls}'
+                    f'{" wg-sel" if sel else ""}"{data_set({"sel_x": g[0], "sel_y": g[1], "sel_z": g[2]})}/>')
+    capped = len(lx) < block.x or len(ly) < block.y or len(lz) < block.z
+    body.append(text(x1, y0 + h - 6, ("first threads only; " if capped else "")
+                     + "drag or use the arrow keys to turn", "wg-small wg-muted"))
+    # Axis hint (x, y, z directions) in the left panel's corner.
+    o = project(0, 0, 0)
+    for name, v in (("x", (1, 0, 0)), ("y", (0, 1, 0)), ("z", (0, 0, 1))):
+        p = project(*v)
+        ax, ay = x0 + 24 + (p[0] - o[0]) * 16, y0 + h - 26 + (p[1] - o[1]) * 16
+        body.append(f'<line x1="{num(x0 + 24)}" y1="{num(y0 + h - 26)}" x2="{num(ax)}" y2="{num(ay)}" class="wg-axis"/>')
+        body.append(text(ax + (p[0] - o[0]) * 6, ay + (p[1] - o[1]) * 6 + 4, name, "wg-small", "middle"))
+    return body
+
+
+# ----------------------------------------------------------------------------- render
+
+def _dim(d) -> str:
+    return f"({d.x:,}, {d.y:,}, {d.z:,})"
+
+
+def render(params: dict) -> dict:
+    grid, block = launch(params)
+    W = params.get("_width", 640)
+    fs = 12
+    problem = check_launch(grid, block)
+    if problem:
+        lines = wrap(problem, int(W / 7.5))
+        body = [text(16, 30, "This launch is illegal:", "wg-strong")]
+        body += [text(16, 52 + 16 * k, ln, "wg-small") for k, ln in enumerate(lines)]
+        y = 52 + 16 * len(lines) + 10
+        body.append(text(16, y, f"gridDim = {_dim(grid)}, blockDim = {_dim(block)}", "wg-small wg-muted"))
+        H = y + 20
+        return {"svg": svg_root(W, H, "wg-blockgrid", "Illegal CUDA launch", problem, body),
+                "readouts": [["gridDim", _dim(grid)], ["blockDim", _dim(block)],
+                             ["Threads per block", f"{block.x * block.y * block.z:,}"],
+                             ["Launch", "rejected: " + problem]],
+                "message": f"Illegal launch: {problem}"}
+
+    info = thread_info(params, grid, block)
+    body = []
+    narrow = W < 520
+    if params["view"] == "3d":
+        H = round(W * (0.75 if narrow else 0.5))
+        body += _view_3d(params, grid, block, info, 8, 6, W - 16, H - 12, fs)
+        extra = f" data-keys='{KEYS}' data-drag='{DRAG}' data-keys-help='3D view: arrow keys turn and tilt it'"
+    else:
+        extra = ""
+        if narrow:
+            b1, bottom = _grid_panel_2d(params, grid, block, info, 8, 4, W - 16, W * 0.6, fs)
+            b2, bottom = _block_panel_2d(params, grid, block, info, 8, bottom + 10, W - 16, fs)
+        else:
+            split = W * 0.46
+            b1, bot1 = _grid_panel_2d(params, grid, block, info, 8, 4, split - 16, 300, fs)
+            b2, bot2 = _block_panel_2d(params, grid, block, info, split + 8, 4, W - split - 16, fs)
+            bottom = max(bot1, bot2)
+        body += b1 + b2
+        H = round(bottom + 8)
+
+    bi, ti, g = info["block_idx"], info["thread_idx"], info["global"]
+    threads = grid.x * grid.y * grid.z * block.x * block.y * block.z
+    elements = params["size_x"] if params["kernel"] == "vecadd" else \
+        params["size_x"] * params["size_y"] * (params["size_z"] if params["kernel"] == "scale3d" else 1)
+    readouts = [
+        ["blockIdx", _dim(bi)],
+        ["threadIdx", _dim(ti)],
+        ["Global index (x, y, z)", f"({g[0]:,}, {g[1]:,}, {g[2]:,})"],
+        ["Linear index", f"{info['linear']:,}"],
+        ["Thread in block", f"{info['tid']:,}"],
+        ["Warp, lane", f"warp {info['warp']:,}, lane {info['lane']}"],
+        ["Computes", info["output"]],
+        ["Threads launched", f"{threads:,} for {elements:,} elements"
+         + (f" ({fmt.pct(1 - elements / threads)} idle)" if threads > elements else "")],
+    ]
+    message = None
+    if (params["sel_x"], params["sel_y"], params["sel_z"]) != g:
+        message = f"The selected thread was outside the launch; showing thread {g} instead."
+    if elements > threads:
+        message = f"Too few threads: {threads:,} threads for {elements:,} elements leaves work undone."
+    title = f"CUDA launch: grid {_dim(grid)} of blocks {_dim(block)}"
+    desc = (f"Thread {_dim(ti)} of block {_dim(bi)} has global index ({g[0]}, {g[1]}, {g[2]}), "
+            f"linear index {info['linear']}, warp {info['warp']}, and computes {info['output']}.")
+    return {"svg": svg_root(W, H, "wg-blockgrid", title, desc, body, extra), "readouts": readouts, "message": message}

@@ -1,0 +1,246 @@
+"""Roofline: where common kernels sit under a device's compute and memory roofs.
+
+Every number comes from ``calc``: peaks and bandwidth from ``calc.specs``,
+FLOPs and bytes from ``calc.intensity`` / ``calc.attention``, the roof itself
+from ``calc.roofline``.  This module only lays them out.
+"""
+from __future__ import annotations
+
+import math
+
+from calc import attention, fmt, intensity, roofline, specs
+
+from . import Param
+from ._svg import LabelPlacer, data_set, decade_ticks, esc, line, num, polyline, svg_root, text
+
+TITLE = "Roofline"
+DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8")
+DTYPE_LABELS = {"fp32": "FP32", "tf32": "TF32", "bf16": "BF16", "fp16": "FP16", "fp8": "FP8", "int8": "INT8"}
+KERNELS = (
+    ("gemm", "GEMM (M = N = K)"),
+    ("elementwise", "Elementwise add"),
+    ("softmax", "Softmax (rows)"),
+    ("layernorm", "Layer norm"),
+    ("gelu", "GELU"),
+    ("attention", "Attention: naive vs FlashAttention"),
+)
+SRAM_BYTES = 192 * 1024          # on-chip memory per SM assumed for the FlashAttention tile (H100-class)
+
+PARAMS = [
+    Param("device", "choice", "Device", "h100-sxm",
+          options=tuple((k, d.label) for k, d in specs.DEVICES.items())),
+    Param("compare", "choice", "Compare with", "none",
+          options=(("none", "(none)"),) + tuple((k, d.label) for k, d in specs.DEVICES.items())),
+    Param("dtype", "choice", "Number format", "bf16", options=tuple((d, DTYPE_LABELS[d]) for d in DTYPES)),
+    Param("sparse", "bool", "2:4 sparse peak", False),
+    Param("kernel", "choice", "Selected kernel", "gemm", options=KERNELS),
+    Param("size", "int", "GEMM size M = N = K", 4096, min=16, max=65536, step=0.5, log=True),
+    Param("seq", "int", "Attention sequence length N", 4096, min=128, max=131072, step=1, log=True),
+    Param("head", "choice", "Attention head size d", "128", options=(("64", "64"), ("128", "128"), ("256", "256"))),
+    Param("fused", "bool", "Fuse layer norm → GELU → add", False),
+]
+
+EXAMPLES = [{"device": "tpu-v4", "dtype": "fp32"}, {"device": "t4", "sparse": True},
+            {"compare": "a100-sxm-80gb", "kernel": "attention"}, {"fused": True, "kernel": "layernorm"}]
+
+
+# ----------------------------------------------------------------------------- numbers
+
+def resolve_peak(dev, dtype: str, sparse: bool):
+    """(dtype, sparse, peak FLOP/s, note): the asked-for peak, or the nearest the device publishes."""
+    keys = dev.peak_keys()
+    if (dtype, sparse) in keys:
+        return dtype, sparse, dev.peak_flops(dtype, sparse), ""
+    if (dtype, False) in keys:
+        return dtype, False, dev.peak_flops(dtype, False), f"{dev.label} has no 2:4-sparse {DTYPE_LABELS.get(dtype, dtype)} peak; showing dense."
+    fallback = next((d for d in ("bf16", "fp16", "fp32") if (d, False) in keys), keys[0][0])
+    return fallback, False, dev.peak_flops(fallback, False), (
+        f"{dev.label} has no published {DTYPE_LABELS.get(dtype, dtype)} peak; showing {DTYPE_LABELS.get(fallback, fallback)}.")
+
+
+def kernels(params: dict, dtype: str) -> list[dict]:
+    """The kernels drawn as points: key, label, and calc's cost object (.flops, .bytes_, .intensity)."""
+    n = params["size"]
+    elems = n * n                           # the elementwise ops act on the GEMM's M×N output
+    seq, d = params["seq"], int(params["head"])
+    pts = [
+        {"key": "gemm", "label": f"GEMM {fmt.num(n)}³", "cost": intensity.gemm(n, n, n, dtype)},
+        {"key": "elementwise", "label": "add", "cost": intensity.elementwise(elems, dtype)},
+        {"key": "softmax", "label": "softmax", "cost": intensity.softmax(n, n, dtype)},
+        {"key": "layernorm", "label": "layer norm", "cost": intensity.layernorm(n, n, dtype)},
+        {"key": "gelu", "label": "GELU", "cost": intensity.gelu(elems, dtype)},
+        {"key": "attention", "label": f"naive attn N={fmt.num(seq)}", "cost": attention.naive(seq, d, dtype)},
+        {"key": "flash", "label": "FlashAttention", "cost": attention.flash(seq, d, dtype, SRAM_BYTES)},
+    ]
+    if params["fused"]:
+        unfused, fused = intensity.fused_chain(
+            elems, dtype, (intensity.LAYERNORM_FLOPS_PER_ELEM, intensity.GELU_FLOPS_PER_ELEM, 1), (0, 0, 1))
+        for p in pts:
+            if p["key"] in ("layernorm", "gelu", "elementwise"):
+                p["ghost"] = True
+        pts.append({"key": "chain", "label": "LN, GELU, add: 3 kernels", "cost": unfused, "ghost": True})
+        pts.append({"key": "fused", "label": "fused LN+GELU+add", "cost": fused})
+    return pts
+
+
+def selected_key(params: dict) -> str:
+    key = params["kernel"]
+    if params["fused"] and key in ("layernorm", "gelu", "elementwise"):
+        return "fused"
+    return key
+
+
+# ----------------------------------------------------------------------------- drawing
+
+def _si_axis(value: float) -> str:
+    """Decade tick label: 0.01, 0.1, 1, 10, 100, 1 k, 10 k, ... 1 P."""
+    return fmt.si(value, "", sig=1).strip() if value >= 1000 else fmt.num(value, sig=1)
+
+
+def render(params: dict) -> dict:
+    dev = specs.device(params["device"])
+    dtype, sparse, peak, note = resolve_peak(dev, params["dtype"], params["sparse"])
+    bw = dev.mem_bw
+    other = None
+    if params["compare"] != "none" and params["compare"] != params["device"]:
+        dev2 = specs.device(params["compare"])
+        dtype2, sparse2, peak2, _ = resolve_peak(dev2, dtype, sparse)
+        other = (dev2, dtype2, sparse2, peak2, dev2.mem_bw)
+
+    points = kernels(params, dtype)
+    sel = selected_key(params)
+    chosen = next(p for p in points if p["key"] == sel)
+    if sel == "attention":
+        flash = next(p for p in points if p["key"] == "flash")
+
+    # Axes: decades wide enough for every point, both ridges and both peaks.
+    xs = [p["cost"].intensity for p in points] + [roofline.ridge_point(peak, bw)]
+    ys = [peak]
+    if other:
+        xs.append(roofline.ridge_point(other[3], other[4]))
+        ys.append(other[3])
+    x_lo = 10.0 ** math.floor(math.log10(min(xs) / 1.5))
+    x_hi = max(xs) * 4
+    y_hi = max(ys) * 4
+    floor = [roofline.attainable(x_lo, peak, bw)] + ([roofline.attainable(x_lo, other[3], other[4])] if other else [])
+    y_lo = min(10.0 ** math.floor(math.log10(min(floor))), y_hi / 1e3)
+
+    W = params.get("_width", 640)
+    narrow = W < 480
+    H = round(W * (0.78 if narrow else 0.62))
+    ml, mr, mt, mb = (46 if narrow else 58), 14, 26, 44
+    pw, ph = W - ml - mr, H - mt - mb
+    lx0, lx1, ly0, ly1 = math.log10(x_lo), math.log10(x_hi), math.log10(y_lo), math.log10(y_hi)
+    X = lambda v: ml + (math.log10(v) - lx0) / (lx1 - lx0) * pw
+    Y = lambda v: mt + (ly1 - math.log10(v)) / (ly1 - ly0) * ph
+    fs = 11 if narrow else 12
+
+    body = []
+    # Grid, ticks and tick labels at every decade.
+    for t in decade_ticks(x_lo, x_hi):
+        body.append(line(X(t), mt, X(t), mt + ph, "wg-grid"))
+        body.append(text(X(t), mt + ph + 16, _si_axis(t), "wg-small", "middle"))
+    for t in decade_ticks(y_lo, y_hi):
+        body.append(line(ml, Y(t), ml + pw, Y(t), "wg-grid"))
+        body.append(text(ml - 6, Y(t) + 4, _si_axis(t), "wg-small", "end"))
+    body.append(f'<rect x="{num(ml)}" y="{num(mt)}" width="{num(pw)}" height="{num(ph)}" class="wg-axis"/>')
+    xlabel = "Intensity (FLOP per byte)" if narrow else "Arithmetic intensity (FLOP per byte moved)"
+    body.append(text(ml + pw / 2, H - 6, xlabel, "", "middle"))
+    body.append(text(ml, mt - 9, "Attainable FLOP/s", "", "start"))
+
+    placer = LabelPlacer((ml + 2, mt + 2, ml + pw - 2, mt + ph - 2))
+
+    def roof(peak_, bw_, cls):
+        """Draw one roof; reserve its path so no label is written across it."""
+        ridge = roofline.ridge_point(peak_, bw_)
+        corner = [(x_lo, roofline.attainable(x_lo, peak_, bw_))]
+        if x_lo < ridge < x_hi:
+            corner.append((ridge, peak_))
+        corner.append((x_hi, roofline.attainable(x_hi, peak_, bw_)))
+        body.append(polyline([(X(a), Y(b)) for a, b in corner], f"{cls} wg-roof"))
+        if x_lo < ridge < x_hi:
+            body.append(line(X(ridge), Y(peak_), X(ridge), mt + ph, "wg-ridge"))
+        for x, y in roofline.curve(peak_, bw_, x_lo, x_hi, n=80):
+            placer.reserve((X(x) - 3, Y(y) - 3, X(x) + 3, Y(y) + 3))
+        return ridge
+
+    short = lambda d: d.label.replace("NVIDIA ", "").replace("Google ", "")
+    kind = f"{DTYPE_LABELS.get(dtype, dtype)}{' 2:4 sparse' if sparse else ''}"
+    ridge = roof(peak, bw, "wg-c1")
+    roof_labels = [(peak, f"{short(dev)} {kind}: {fmt.si(peak, 'FLOP/s')}")]
+    if other:
+        roof(other[3], other[4], "wg-c2")
+        roof_labels.append((other[3], f"{short(other[0])}: {fmt.si(other[3], 'FLOP/s')}"))
+    for level, label in roof_labels:
+        spot = placer.place(ml + pw - 4, Y(level), label, fs)
+        if spot:
+            body.append(text(spot[0], spot[1], label, "wg-small", spot[2]))
+    ridge_label = f"ridge {fmt.num(ridge)} FLOP/B"
+    if x_lo < ridge < x_hi:
+        spot = placer.place(X(ridge), mt + ph - 6, ridge_label, fs - 1, gap=4)
+        if spot:
+            body.append(text(spot[0], spot[1], ridge_label, "wg-small wg-muted", spot[2]))
+
+    # Points sit on the roof: the best each kernel can do on this device.
+    order = sorted(points, key=lambda p: (p["key"] == sel, p.get("ghost", False)))
+    drawn = []
+    for p in order:
+        i = p["cost"].intensity
+        att = roofline.attainable(i, peak, bw)
+        cx, cy = X(i), Y(att)
+        p["xy"] = (cx, cy)
+        placer.reserve((cx - 5, cy - 5, cx + 5, cy + 5))
+        key = p["key"] if p["key"] in dict(KERNELS) else ("attention" if p["key"] == "flash" else "layernorm")
+        cls = "wg-pt" + (" wg-sel" if p["key"] == sel or (sel == "attention" and p["key"] == "flash") else "") \
+            + (" wg-ghost" if p.get("ghost") else "")
+        r = 6.5 if "wg-sel" in cls else 5
+        drawn.append(f'<circle cx="{num(cx)}" cy="{num(cy)}" r="{r}" class="{cls}"{data_set({"kernel": key})}>'
+                     f"<title>{esc(p['label'])}: {esc(fmt.num(i))} FLOP/B</title></circle>")
+    by_key = {p["key"]: p for p in points}
+    arrows = [("attention", "flash")] + ([("chain", "fused")] if params["fused"] else [])
+    for a, b in arrows:
+        (ax, ay), (bx, by) = by_key[a]["xy"], by_key[b]["xy"]
+        body.append(f'<line x1="{num(ax)}" y1="{num(ay)}" x2="{num(bx)}" y2="{num(by)}" class="wg-arrow"'
+                    f' marker-end="url(#wg-arrowhead)"/>')
+    body.extend(drawn)
+    # Labels: the selected kernel first so it gets the best spot.
+    for p in sorted(points, key=lambda p: p["key"] != sel):
+        if p.get("ghost"):
+            continue
+        spot = placer.place(p["xy"][0], p["xy"][1], p["label"], fs)
+        if spot:
+            cls = "wg-small" + (" wg-strong" if p["key"] == sel else "")
+            body.append(text(spot[0], spot[1], p["label"], cls, spot[2]))
+
+    defs = ('<defs><marker id="wg-arrowhead" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7"'
+            ' markerHeight="7" orient="auto-start-reverse"><path d="M0,0L10,5L0,10z" class="wg-arrowhead"/></marker></defs>')
+
+    cost = chosen["cost"]
+    att = roofline.attainable(cost.intensity, peak, bw)
+    reg = roofline.regime(cost.intensity, peak, bw)
+    readouts = [
+        ["Kernel", chosen["label"]],
+        ["FLOPs", fmt.si(cost.flops, "FLOP")],
+        ["Bytes moved", fmt.bytes_si(cost.bytes_)],
+        ["Arithmetic intensity", f"{fmt.num(cost.intensity)} FLOP/B"],
+        ["Ridge point", f"{fmt.num(ridge)} FLOP/B"],
+        ["Attainable", fmt.si(att, "FLOP/s")],
+        ["Regime", reg],
+        ["MFU upper bound", fmt.pct(roofline.mfu(att, peak))],
+        ["Time lower bound", fmt.si(roofline.time_lower_bound(cost.flops, cost.bytes_, peak, bw), "s")],
+    ]
+    if sel == "attention":
+        fc = flash["cost"]
+        readouts.append(["FlashAttention intensity", f"{fmt.num(fc.intensity)} FLOP/B"])
+        readouts.append(["FlashAttention attainable", fmt.si(roofline.attainable(fc.intensity, peak, bw), "FLOP/s")])
+    if other:
+        dev2, _, _, peak2, bw2 = other
+        att2 = roofline.attainable(cost.intensity, peak2, bw2)
+        readouts.append([f"Attainable on {short(dev2)}", fmt.si(att2, "FLOP/s")])
+        readouts.append([f"Regime on {short(dev2)}", roofline.regime(cost.intensity, peak2, bw2)])
+
+    title = f"Roofline of the {dev.label} ({kind})"
+    desc = (f"Log-log roofline. The {chosen['label']} kernel has arithmetic intensity "
+            f"{fmt.num(cost.intensity)} FLOP per byte and can reach at most {fmt.si(att, 'FLOP/s')}: {reg}.")
+    return {"svg": svg_root(W, H, "wg-roofline", title, desc, [defs] + body), "readouts": readouts,
+            "message": note or None}
