@@ -2,6 +2,7 @@
 number cross-references -> write HTML pages -> static files -> search index -> PDF."""
 from __future__ import annotations
 
+import fcntl
 import json
 import re
 import time
@@ -39,6 +40,13 @@ def _quiet(stage: str, item: str, seconds: float | None) -> None:
 def build(root: Path, formats: tuple[str, ...] = ("html", "pdf"), progress: Progress = _quiet,
           search: bool = True) -> Report:
     root = Path(root).resolve()
+    (root / ".bookcache").mkdir(exist_ok=True)
+    with open(root / ".bookcache" / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time per project: they share .bookcache
+        return _build(root, formats, progress, search)
+
+
+def _build(root: Path, formats: tuple[str, ...], progress: Progress, search: bool) -> Report:
     report = Report()
     t0 = time.perf_counter()
     cfg = config_mod.load(root)
