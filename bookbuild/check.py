@@ -1,0 +1,386 @@
+"""``bookbuild check``: lint the book's sources without executing anything.
+
+It reports, as ``file:line: kind: message``:
+
+* errors: unknown cell options, unknown div or span classes, figures without alt text, broken
+  cross-references, links and citations, duplicate labels, prerequisites that are not chapters;
+* unsupported: documented Quarto features that this build does not implement, so a render
+  with real Quarto would differ from ours (a shortcode, an R cell, ``layout-ncol``...).
+
+Every finding makes the exit status 1: the build must not silently differ from Quarto.
+"""
+from __future__ import annotations
+
+import json
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from . import config as config_mod
+from . import pandoc
+from .errors import BuildError, line_of
+from .qmd import KNOWN_CELL_OPTIONS, UNSUPPORTED_CELL_OPTIONS, Cell, Document, INLINE, parse
+from .xref import KINDS, walk
+
+# Div and span classes Quarto documents and this build implements.
+KNOWN_DIV_CLASSES = {
+    "callout-note", "callout-tip", "callout-warning", "callout-important", "callout-caution",
+    "panel-tabset", "column-margin", "cell", "cell-output", "cell-output-display", "callout",
+    "unnumbered", "unlisted",
+}
+KNOWN_SPAN_CLASSES = {"smallcaps", "underline", "mark", "unnumbered", "aside"}
+# Documented Quarto classes this build does not implement (a Quarto render would differ).
+UNSUPPORTED_CLASSES = {
+    "column-body", "column-body-outset", "column-page", "column-page-inset", "column-screen",
+    "column-screen-inset", "column-page-right", "column-page-left", "column-body-outset-right",
+    "column-screen-inset-shaded", "content-visible", "content-hidden", "hidden", "columns", "column",
+    "panel-sidebar", "panel-fill", "panel-center", "panel-input", "incremental", "nonincremental",
+    "fragment", "r-stack", "lightbox", "border", "notes", "callout-appearance",
+}
+UNSUPPORTED_ATTRIBUTES = {"layout-ncol", "layout-nrow", "layout", "layout-align", "fig-align",
+                          "fig-pos", "appearance", "icon", "when-format", "unless-format"}
+# Engines: Quarto can run these, this build runs Python only.
+OTHER_ENGINES = {"r", "julia", "ojs", "mermaid", "dot", "bash", "sql"}
+
+# _quarto.yml: what the build reads, and documented Quarto keys it does not implement.
+SUPPORTED_KEYS = {
+    "project": {"type", "output-dir", "execute-dir"},
+    "book": {"title", "subtitle", "author", "date", "chapters", "appendices", "output-file",
+             "repo-url", "repo-actions", "repo-branch"},
+    "execute": {"echo", "eval", "output", "include", "warning", "error"},
+    "format.html": {"reference-location", "code-copy", "fig-format"},
+    "format.typst": {"reference-location", "fig-format", "papersize"},
+}
+UNSUPPORTED_KEYS = {
+    "project": {"pre-render", "post-render", "render", "resources", "preview", "lib-dir", "freeze"},
+    "book": {"cover-image", "downloads", "sharing", "search", "page-navigation", "navbar", "sidebar",
+             "page-footer", "favicon", "site-url", "google-analytics", "cookie-consent", "comments",
+             "references", "reader-mode", "back-to-top-navigation", "body-header", "body-footer",
+             "margin-header", "margin-footer", "doi", "abstract"},
+    "execute": {"freeze", "cache", "daemon", "enabled", "ipynb", "keep-ipynb"},
+    "format.html": {"theme", "css", "toc", "toc-depth", "toc-location", "number-sections",
+                    "number-depth", "code-fold", "code-tools", "code-line-numbers", "html-math-method",
+                    "include-in-header", "include-before-body", "include-after-body", "grid",
+                    "fig-width", "fig-height", "fig-dpi", "link-external-icon", "anchor-sections",
+                    "smooth-scroll", "citations-hover", "footnotes-hover", "crossrefs-hover",
+                    "self-contained", "embed-resources", "mainfont", "fontsize", "linestretch",
+                    "fig-cap-location", "tbl-cap-location", "comments", "lang", "citation-location",
+                    "template", "template-partials", "highlight-style", "code-overflow"},
+    "format.typst": {"template", "template-partials", "columns", "margin", "mainfont", "fontsize",
+                     "toc", "toc-depth", "number-sections", "section-numbering", "keep-typ",
+                     "include-in-header", "include-before-body", "fig-width", "fig-height",
+                     "fig-dpi", "bibliographystyle", "citeproc", "lang", "font-paths", "logo"},
+}
+OUTPUT_FORMATS = {"html", "typst"}
+SHORTCODE = re.compile(r"\{\{<\s*([\w-]+)")
+LABEL_ATTR = re.compile(r"\{#((?:fig|tbl|eq|sec|lst)-[A-Za-z0-9_:.-]+)")
+CLASS_STRING = re.compile(r"""["']([A-Za-z][\w-]*)["']""")
+BIB_KEY = re.compile(r"@\w+\s*\{\s*([^,\s]+)\s*,")
+
+
+@dataclass(frozen=True)
+class Finding:
+    file: str
+    line: int | None
+    kind: str            # "error" or "unsupported"
+    message: str
+
+    def __str__(self) -> str:
+        where = self.file + (f":{self.line}" if self.line else "")
+        return f"{where}: {self.kind}: {self.message}"
+
+
+class Linter:
+    def __init__(self, root: Path):
+        self.root = Path(root).resolve()
+        self.findings: list[Finding] = []
+
+    def add(self, file: Path | str, line: int | None, kind: str, message: str) -> None:
+        rel = Path(file)
+        try:
+            rel = rel.resolve().relative_to(self.root)
+        except ValueError:
+            pass
+        self.findings.append(Finding(rel.as_posix(), line, kind, message))
+
+    # -- _quarto.yml -------------------------------------------------------------------------
+    def check_config(self) -> config_mod.BookConfig | None:
+        try:
+            cfg = config_mod.load(self.root)
+        except BuildError as err:
+            self.add(err.file or config_mod.CONFIG_NAME, err.line, "error", err.message)
+            return None
+        path = self.root / config_mod.CONFIG_NAME
+        text = path.read_text(encoding="utf-8")
+        sections: dict[str, Any] = {k: cfg.raw.get(k) for k in ("project", "book", "execute")}
+        formats = cfg.raw.get("format") or {}
+        for name, opts in (formats.items() if isinstance(formats, dict) else []):
+            if name not in OUTPUT_FORMATS:
+                self.add(path, line_of(text, f"{name}:"), "unsupported",
+                         f"format `{name}`: this build writes html and typst (PDF) only")
+            sections[f"format.{name}"] = opts
+        for section, body in sections.items():
+            if not isinstance(body, dict):
+                continue
+            for key in body:
+                if key in UNSUPPORTED_KEYS.get(section, ()):
+                    self.add(path, line_of(text, f"{key}:"), "unsupported",
+                             f"`{section}.{key}` is a Quarto option this build ignores")
+                elif section.startswith("format.") and section in SUPPORTED_KEYS \
+                        and key not in SUPPORTED_KEYS[section]:
+                    self.add(path, line_of(text, f"{key}:"), "unsupported",
+                             f"`{section}.{key}` is not implemented by this build")
+        for f in cfg.filters:
+            if not (self.root / f).exists():
+                self.add(path, line_of(text, f), "error", f"filter {f} does not exist")
+        return cfg
+
+    # -- one page ----------------------------------------------------------------------------
+    def check_page(self, cfg: config_mod.BookConfig, ch: config_mod.Chapter,
+                   known_classes: set[str]) -> dict[str, Any] | None:
+        path = self.root / ch.source
+        text = path.read_text(encoding="utf-8")
+        try:
+            doc = parse(path, text)
+        except BuildError as err:
+            self.add(path, err.line, "error", err.message)
+            return None
+        for cell in doc.cells:
+            self.check_cell(path, cell)
+        for m in SHORTCODE.finditer(_without_code(text)):
+            self.add(path, line_of(text, m.group(0)), "unsupported",
+                     f"shortcode {{{{< {m.group(1)} >}}}}: this build does not expand shortcodes")
+        for pre in _as_list(doc.front.get("prerequisites")):
+            if str(pre) not in {c.source.as_posix() for c in cfg.chapters}:
+                self.add(path, line_of(text, str(pre)), "error",
+                         f"prerequisite {pre} is not a chapter of the book")
+        ast = pandoc.read(_skeleton(doc), path.parent, ch.source.as_posix())
+        self.check_ast(path, text, ast, known_classes)
+        return {"ast": ast, "text": text, "labels": _labels(doc, text)}
+
+    def check_cell(self, path: Path, cell: Cell) -> None:
+        if cell.lang != "python":
+            what = "an Observable JS" if cell.lang == "ojs" else f"a {{{cell.lang}}}"
+            self.add(path, cell.line, "unsupported",
+                     f"{what} cell: this build executes Python cells only")
+            return
+        for key in cell.options:
+            if key in UNSUPPORTED_CELL_OPTIONS:
+                self.add(path, cell.line, "unsupported",
+                         f"cell option `{key}` is documented by Quarto but not implemented here")
+            elif key not in KNOWN_CELL_OPTIONS:
+                self.add(path, cell.line, "error", f"unknown cell option `{key}`")
+        label = str(cell.options.get("label") or "")
+        if label.startswith("fig-"):
+            if not cell.options.get("fig-cap"):
+                self.add(path, cell.line, "error", f"figure {label} has no fig-cap")
+            if not cell.options.get("fig-alt"):
+                self.add(path, cell.line, "error", f"figure {label} has no fig-alt (alt text)")
+        if label.startswith("tbl-") and not cell.options.get("tbl-cap"):
+            self.add(path, cell.line, "error", f"table {label} has no tbl-cap")
+
+    def check_ast(self, path: Path, text: str, ast: dict, known_classes: set[str]) -> None:
+        for el in walk(ast["blocks"]):
+            t = el["t"]
+            if t in ("Div", "Span"):
+                ident, classes, attrs = el["c"][0]
+                if ident == "refs" or "bookcheck-cell" in classes:
+                    continue
+                known = (KNOWN_DIV_CLASSES if t == "Div" else KNOWN_SPAN_CLASSES) | known_classes
+                for cls in classes:
+                    if cls in UNSUPPORTED_CLASSES:
+                        self.add(path, line_of(text, "." + cls), "unsupported",
+                                 f"class .{cls} is a Quarto feature this build does not implement")
+                    elif cls not in known:
+                        self.add(path, line_of(text, "." + cls), "error",
+                                 f"unknown {'div' if t == 'Div' else 'span'} class .{cls} "
+                                 "(neither Quarto's nor handled by a project filter)")
+                for key, _ in attrs:
+                    if key in UNSUPPORTED_ATTRIBUTES:
+                        self.add(path, line_of(text, key + "="), "unsupported",
+                                 f"attribute {key} is a Quarto feature this build does not implement")
+            elif t == "Image":
+                alt = el["c"][1]
+                attrs = dict(el["c"][0][2])
+                if not alt and not attrs.get("fig-alt"):
+                    self.add(path, line_of(text, el["c"][2][0]), "error",
+                             f"image {el['c'][2][0]} has no alt text")
+
+    # -- the whole book ------------------------------------------------------------------------
+    def run(self) -> list[Finding]:
+        cfg = self.check_config()
+        if cfg is None:
+            return self.findings
+        known_classes = self.filter_classes(cfg)
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            pages = list(pool.map(lambda ch: (ch, self.check_page(cfg, ch, known_classes)), cfg.chapters))
+        labels: dict[str, str] = {}
+        for ch, page in pages:
+            if page is None:
+                continue
+            for label in page["labels"]:
+                if label in labels:
+                    where = (line_of(page["text"], "#" + label) or line_of(page["text"], f"label: {label}")
+                             or line_of(page["text"], label))
+                    self.add(self.root / ch.source, where, "error",
+                             f"duplicate label {label} (also in {labels[label]})")
+                else:
+                    labels[label] = ch.source.as_posix()
+        bib = self.bib_keys(cfg)
+        outputs = {ch.output.as_posix(): ch for ch in cfg.chapters}
+        ids = {ch.output.as_posix(): _ids(page["ast"]) for ch, page in pages if page}
+        for ch, page in pages:
+            if page is None:
+                continue
+            self.check_refs(ch, page, labels, bib)
+            self.check_links(ch, page, outputs, ids)
+        return self.findings
+
+    def filter_classes(self, cfg: config_mod.BookConfig) -> set[str]:
+        """Classes a project filter handles: any identifier-like string literal in its source."""
+        found: set[str] = set()
+        for f in cfg.filters:
+            p = self.root / f
+            if p.exists():
+                found.update(CLASS_STRING.findall(p.read_text(encoding="utf-8")))
+        return found
+
+    def bib_keys(self, cfg: config_mod.BookConfig) -> set[str]:
+        keys: set[str] = set()
+        for b in cfg.bibliography:
+            p = self.root / b
+            if p.exists():
+                keys.update(BIB_KEY.findall(p.read_text(encoding="utf-8")))
+            else:
+                self.add(config_mod.CONFIG_NAME, None, "error", f"bibliography {b} does not exist")
+        return keys
+
+    def check_refs(self, ch: config_mod.Chapter, page: dict, labels: dict[str, str], bib: set[str]) -> None:
+        path = self.root / ch.source
+        for el in walk(page["ast"]["blocks"]):
+            if el["t"] != "Cite":
+                continue
+            for c in el["c"][0]:
+                cid = c["citationId"]
+                if cid.split("-", 1)[0] in KINDS:
+                    if cid not in labels:
+                        self.add(path, line_of(page["text"], "@" + cid), "error",
+                                 f"cross-reference @{cid} points at no label")
+                elif cid not in bib:
+                    self.add(path, line_of(page["text"], "@" + cid), "error",
+                             f"citation @{cid} is not in the bibliography")
+
+    def check_links(self, ch: config_mod.Chapter, page: dict, outputs: dict, ids: dict) -> None:
+        path = self.root / ch.source
+        here = ch.output.as_posix()
+        for el in walk(page["ast"]["blocks"]):
+            if el["t"] != "Link":
+                continue
+            target = el["c"][2][0]
+            if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I) or target.startswith("//"):
+                continue  # external, mailto:, ...
+            file, _, frag = target.partition("#")
+            if file:
+                resolved = (Path(ch.source.parent) / file).as_posix()
+                resolved = _normpath(resolved)
+                if resolved.endswith(".qmd"):
+                    resolved = resolved[:-4] + ".html"
+                if resolved not in outputs:
+                    if not (self.root / resolved).exists():
+                        self.add(path, line_of(page["text"], target), "error",
+                                 f"link to {target}: no such page or file")
+                    continue
+            else:
+                resolved = here
+            if frag and frag not in ids.get(resolved, set()):
+                self.add(path, line_of(page["text"], target), "error",
+                         f"link to {target}: no #{frag} on {resolved}")
+
+
+def _as_list(value: Any) -> list:
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+def _normpath(p: str) -> str:
+    parts: list[str] = []
+    for part in p.split("/"):
+        if part in ("", "."):
+            continue
+        if part == ".." and parts:
+            parts.pop()
+        else:
+            parts.append(part)
+    return "/".join(parts)
+
+
+def _without_code(text: str) -> str:
+    """The source with fenced code blocks and inline code blanked (line count kept)."""
+    out, fence = [], None
+    for line in text.split("\n"):
+        s = line.strip()
+        if fence is None and (s.startswith("```") or s.startswith("~~~")):
+            fence = s[:3]
+            out.append("")
+            continue
+        if fence is not None:
+            if s.startswith(fence):
+                fence = None
+            out.append("")
+            continue
+        out.append(re.sub(r"`[^`]*`", "", line))
+    return "\n".join(out)
+
+
+def _skeleton(doc: Document) -> str:
+    """The page as Pandoc should see it, without executing: a cell becomes an empty div carrying
+    its label, an inline expression a placeholder."""
+    parts: list[str] = []
+    for chunk in doc.chunks:
+        if isinstance(chunk, Cell):
+            label = chunk.options.get("label")
+            ident = f"#{label} " if label else ""
+            parts.append(f"::: {{{ident}.bookcheck-cell}}\n:::")
+        else:
+            parts.append(INLINE.sub("0", chunk.text))
+    return "\n\n".join(parts)
+
+
+def _labels(doc: Document, text: str) -> list[str]:
+    found = [str(c.options["label"]) for c in doc.cells if c.options.get("label")]
+    found += LABEL_ATTR.findall(_without_code(text))
+    return found
+
+
+def _ids(ast: dict) -> set[str]:
+    ids: set[str] = set()
+    for el in walk(ast["blocks"]):
+        if el["t"] in ("Header",):
+            ids.add(el["c"][1][0])
+        elif el["t"] in ("Div", "Span", "CodeBlock", "Figure", "Table") and el["c"][0][0]:
+            ids.add(el["c"][0][0])
+    return ids
+
+
+def check(root: Path) -> list[Finding]:
+    return Linter(root).run()
+
+
+def run_check(root: Path) -> int:
+    findings = check(root)
+    for f in findings:
+        print(f)
+    errors = sum(f.kind == "error" for f in findings)
+    unsupported = sum(f.kind == "unsupported" for f in findings)
+    if findings:
+        print(f"check: {errors} error(s), {unsupported} unsupported Quarto feature(s)")
+        return 1
+    print("check: no problems found")
+    return 0
+
+
+def as_json(findings: Iterable[Finding]) -> str:
+    return json.dumps([f.__dict__ for f in findings], indent=1)

@@ -1,0 +1,136 @@
+"""`bookbuild check` lints sources without executing them: each defect is named with file and line."""
+from pathlib import Path
+
+import pytest
+
+from bookbuild.check import check, run_check
+
+
+def append(path: Path, text: str) -> int:
+    """Append ``text`` to a file; return the 1-based line where it starts."""
+    old = path.read_text()
+    if not old.endswith("\n"):
+        old += "\n"
+    path.write_text(old + "\n" + text)
+    return old.count("\n") + 2
+
+
+def only(findings, kind=None):
+    assert len(findings) == 1, [str(f) for f in findings]
+    if kind:
+        assert findings[0].kind == kind
+    return findings[0]
+
+
+def test_fixture_book_is_clean(fixture_book, capsys):
+    assert check(fixture_book) == []
+    assert run_check(fixture_book) == 0
+    assert "no problems" in capsys.readouterr().out
+
+
+def test_unknown_cell_option_is_an_error(fixture_book):
+    line = append(fixture_book / "chapters/two.qmd", "```{python}\n#| colour: red\n1\n```\n")
+    f = only(check(fixture_book), "error")
+    assert (f.file, f.line) == ("chapters/two.qmd", line)
+    assert "unknown cell option `colour`" in f.message
+
+
+def test_documented_but_unsupported_cell_option_is_named(fixture_book):
+    append(fixture_book / "chapters/two.qmd", "```{python}\n#| layout-ncol: 2\n1\n```\n")
+    f = only(check(fixture_book), "unsupported")
+    assert "layout-ncol" in f.message
+
+
+def test_figure_without_alt_text(fixture_book):
+    line = append(fixture_book / "chapters/two.qmd",
+                  '```{python}\n#| label: fig-noalt\n#| fig-cap: "No alt."\n1\n```\n')
+    f = only(check(fixture_book), "error")
+    assert f.line == line and "fig-noalt has no fig-alt" in f.message
+
+
+def test_markdown_image_without_alt_text(fixture_book):
+    (fixture_book / "chapters/pic.svg").write_text("<svg xmlns='http://www.w3.org/2000/svg'/>")
+    line = append(fixture_book / "chapters/two.qmd", "Look: ![](pic.svg)\n")
+    f = only(check(fixture_book), "error")
+    assert f.line == line and "no alt text" in f.message
+
+
+def test_unknown_div_class(fixture_book):
+    line = append(fixture_book / "chapters/two.qmd", "::: {.sidebarx}\nhi\n:::\n")
+    f = only(check(fixture_book), "error")
+    assert f.line == line and ".sidebarx" in f.message
+
+
+def test_div_class_handled_by_a_project_filter_is_known(fixture_book):
+    # filters/shout.lua handles .shout, which one.qmd already uses; a second use is still fine
+    append(fixture_book / "chapters/two.qmd", "::: {.shout}\nloud\n:::\n")
+    assert check(fixture_book) == []
+
+
+@pytest.mark.parametrize("source, feature", [
+    ("{{< pagebreak >}}\n", "shortcode"),
+    ("::: {.column-page}\nwide\n:::\n", ".column-page"),
+    ("```{r}\n1 + 1\n```\n", "{r} cell"),
+    ("```{ojs}\n1 + 1\n```\n", "Observable JS"),
+    ("::: {layout-ncol=2}\na\n:::\n", "layout-ncol"),
+])
+def test_unsupported_quarto_features_are_named(fixture_book, source, feature):
+    line = append(fixture_book / "chapters/two.qmd", source)
+    f = only(check(fixture_book), "unsupported")
+    assert f.line == line and feature in f.message
+
+
+def test_broken_cross_reference_and_citation(fixture_book):
+    line = append(fixture_book / "chapters/two.qmd", "See @fig-nowhere and [@nobody2020].\n")
+    findings = check(fixture_book)
+    assert {(f.line, f.message) for f in findings} == {
+        (line, "cross-reference @fig-nowhere points at no label"),
+        (line, "citation @nobody2020 is not in the bibliography"),
+    }
+
+
+def test_broken_internal_links(fixture_book):
+    line = append(fixture_book / "chapters/two.qmd",
+                  "[a](one.qmd#sec-figs) [b](one.qmd#nope) [c](missing.qmd) [d](#sec-two) [e](https://x.org)\n")
+    findings = check(fixture_book)
+    assert sorted(f.message for f in findings) == [
+        "link to missing.qmd: no such page or file",
+        "link to one.qmd#nope: no #nope on chapters/one.html",
+    ]
+    assert all(f.line == line for f in findings)
+
+
+def test_duplicate_label(fixture_book):
+    line = append(fixture_book / "chapters/two.qmd", "## Again {#sec-figs}\n")
+    f = only(check(fixture_book), "error")
+    assert f.line == line and "duplicate label sec-figs" in f.message
+
+
+def test_unsupported_config_keys(fixture_book):
+    cfg = fixture_book / "_quarto.yml"
+    cfg.write_text(cfg.read_text().replace("format:\n  html:\n", "format:\n  docx: default\n  html:\n    theme: cosmo\n"))
+    findings = check(fixture_book)
+    assert sorted(f.message for f in findings) == [
+        "`format.html.theme` is a Quarto option this build ignores",
+        "format `docx`: this build writes html and typst (PDF) only",
+    ]
+    assert all(f.kind == "unsupported" and f.file == "_quarto.yml" and f.line for f in findings)
+
+
+def test_prerequisite_must_be_a_chapter(fixture_book):
+    p = fixture_book / "chapters/two.qmd"
+    p.write_text("---\ntitle: Two\nprerequisites: [chapters/nine.qmd]\n---\n" + p.read_text())
+    f = only(check(fixture_book), "error")
+    assert f.line == 3 and "chapters/nine.qmd" in f.message
+
+
+def test_malformed_config_is_reported_not_raised(fixture_book):
+    (fixture_book / "_quarto.yml").write_text("project:\n  type: book\n book: [\n")
+    f = only(check(fixture_book), "error")
+    assert f.file == "_quarto.yml" and "malformed YAML" in f.message
+
+
+def test_check_does_not_execute_cells(fixture_book):
+    append(fixture_book / "chapters/two.qmd", "```{python}\nraise SystemExit('executed!')\n```\n")
+    assert check(fixture_book) == []
+    assert not (fixture_book / ".bookcache" / "exec").exists()
