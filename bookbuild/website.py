@@ -100,6 +100,12 @@ def filters_digest(cfg: BookConfig) -> str:
     return digest(*[file_digest(f) for f in files], pandoc.binary())
 
 
+def front_matter_digest(pages: list[xref.Page]) -> str:
+    """Every page's metadata: project filters may read any chapter's front matter
+    (filters/glossary.lua knows every chapter's terms on every page)."""
+    return digest(json.dumps([p.ast.get("meta", {}) for p in pages], sort_keys=True))
+
+
 def write_site(cfg: BookConfig, pages: list[xref.Page], index: dict[str, Any], index_path: Path,
                cites: list[str], progress, report, search: bool = True) -> None:
     out = cfg.out
@@ -109,6 +115,7 @@ def write_site(cfg: BookConfig, pages: list[xref.Page], index: dict[str, Any], i
     cache_dir.mkdir(parents=True, exist_ok=True)
     index_digest = digest(json.dumps(index, sort_keys=True))
     fdig = filters_digest(cfg)
+    fdig = digest(fdig, front_matter_digest(pages))
     changed: list[str] = []
 
     def body_of(page: xref.Page) -> str:
@@ -220,10 +227,18 @@ def book_version(cfg: BookConfig) -> str:
     return rev or "dev"
 
 
+def asset_dirs(cfg: BookConfig) -> list[Path]:
+    """Where the site's styles and scripts come from: the book's own ``assets/`` folder on top of
+    the one beside this build tool (the house theme), so a book elsewhere gets the same look."""
+    tool = Path(__file__).resolve().parent.parent / "assets"
+    own = cfg.root / "assets"
+    return [d for d in dict.fromkeys([tool, own]) if d.is_dir()]
+
+
 def asset_list(cfg: BookConfig) -> dict[str, list[str]]:
     """Stylesheets and scripts under assets/ that every page loads (widget ones only where needed)."""
-    css = sorted(p.name for p in (cfg.root / "assets" / "css").glob("*.css")) if (cfg.root / "assets/css").exists() else []
-    js = sorted(p.name for p in (cfg.root / "assets" / "js").glob("*.js")) if (cfg.root / "assets/js").exists() else []
+    css = sorted({p.name for d in asset_dirs(cfg) for p in (d / "css").glob("*.css")})
+    js = sorted({p.name for d in asset_dirs(cfg) for p in (d / "js").glob("*.js")})
     return {"css": [c for c in css if c != "widgets.css"],
             "js": [j for j in js if not j.startswith("widgets-")],
             "widget_css": [c for c in css if c == "widgets.css"],
@@ -231,8 +246,10 @@ def asset_list(cfg: BookConfig) -> dict[str, list[str]]:
 
 
 def node_modules(root: Path) -> Path:
-    """The npm packages folder, found as node finds it: here or in a parent folder."""
-    for folder in (root, *root.parents):
+    """The npm packages folder, found as node finds it (here or in a parent folder), else the one
+    installed beside this build tool (a book built from elsewhere, e.g. a test's copy)."""
+    tool = Path(__file__).resolve().parent.parent
+    for folder in (root, *root.parents, tool, *tool.parents):
         if (folder / "node_modules").is_dir():
             return folder / "node_modules"
     return root / "node_modules"
@@ -254,7 +271,8 @@ def _sync_tree(src: Path, dest: Path) -> None:
 
 def static_files(cfg: BookConfig) -> None:
     out = cfg.out
-    _sync_tree(cfg.root / "assets", out / "assets")
+    for d in asset_dirs(cfg):
+        _sync_tree(d, out / "assets")
     _sync_tree(cfg.root / ".bookcache" / "figures", out / "figures")
     katex = node_modules(cfg.root) / "katex" / "dist"
     if katex.exists():
