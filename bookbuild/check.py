@@ -77,6 +77,7 @@ OUTPUT_FORMATS = {"html", "typst"}
 SHORTCODE = re.compile(r"\{\{<\s*([\w-]+)")
 LABEL_ATTR = re.compile(r"\{#((?:fig|tbl|eq|sec|lst)-[A-Za-z0-9_:.-]+)")
 CLASS_STRING = re.compile(r"""["']([A-Za-z][\w-]*)["']""")
+CSS_CLASS = re.compile(r"\.([A-Za-z][\w-]*)")
 BIB_KEY = re.compile(r"@\w+\s*\{\s*([^,\s]+)\s*,")
 
 
@@ -182,6 +183,7 @@ class Linter:
             self.add(path, cell.line, "error", f"table {label} has no tbl-cap")
 
     def check_ast(self, path: Path, text: str, ast: dict, known_classes: set[str]) -> None:
+        at = _Cursor(_without_code(text))
         for el in walk(ast["blocks"]):
             t = el["t"]
             if t in ("Div", "Span"):
@@ -191,21 +193,21 @@ class Linter:
                 known = (KNOWN_DIV_CLASSES if t == "Div" else KNOWN_SPAN_CLASSES) | known_classes
                 for cls in classes:
                     if cls in UNSUPPORTED_CLASSES:
-                        self.add(path, line_of(text, "." + cls), "unsupported",
+                        self.add(path, at.line("." + cls), "unsupported",
                                  f"class .{cls} is a Quarto feature this build does not implement")
                     elif cls not in known:
-                        self.add(path, line_of(text, "." + cls), "error",
+                        self.add(path, at.line("." + cls), "error",
                                  f"unknown {'div' if t == 'Div' else 'span'} class .{cls} "
                                  "(neither Quarto's nor handled by a project filter)")
                 for key, _ in attrs:
                     if key in UNSUPPORTED_ATTRIBUTES:
-                        self.add(path, line_of(text, key + "="), "unsupported",
+                        self.add(path, at.line(key + "="), "unsupported",
                                  f"attribute {key} is a Quarto feature this build does not implement")
             elif t == "Image":
                 alt = el["c"][1]
                 attrs = dict(el["c"][0][2])
                 if not alt and not attrs.get("fig-alt"):
-                    self.add(path, line_of(text, el["c"][2][0]), "error",
+                    self.add(path, at.line(el["c"][2][0]), "error",
                              f"image {el['c'][2][0]} has no alt text")
 
     # -- the whole book ------------------------------------------------------------------------
@@ -239,12 +241,15 @@ class Linter:
         return self.findings
 
     def filter_classes(self, cfg: config_mod.BookConfig) -> set[str]:
-        """Classes a project filter handles: any identifier-like string literal in its source."""
+        """Classes the project handles: any identifier-like string literal in a project filter,
+        and any class its stylesheets style (e.g. ``.predict``, which a page script enhances)."""
         found: set[str] = set()
         for f in cfg.filters:
             p = self.root / f
             if p.exists():
                 found.update(CLASS_STRING.findall(p.read_text(encoding="utf-8")))
+        for css in sorted((self.root / "assets" / "css").glob("*.css")):
+            found.update(CSS_CLASS.findall(_strip_css_comments(css.read_text(encoding="utf-8"))))
         return found
 
     def bib_keys(self, cfg: config_mod.BookConfig) -> set[str]:
@@ -297,6 +302,27 @@ class Linter:
             if frag and frag not in ids.get(resolved, set()):
                 self.add(path, line_of(page["text"], target), "error",
                          f"link to {target}: no #{frag} on {resolved}")
+
+
+def _strip_css_comments(text: str) -> str:
+    return re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+
+
+class _Cursor:
+    """Line numbers for repeated needles: the n-th search for a needle finds its n-th occurrence
+    (the AST is walked in source order)."""
+
+    def __init__(self, text: str):
+        self.text, self.pos = text, {}
+
+    def line(self, needle: str) -> int | None:
+        at = self.text.find(needle, self.pos.get(needle, 0))
+        if at < 0:
+            at = self.text.find(needle)
+            if at < 0:
+                return None
+        self.pos[needle] = at + len(needle)
+        return self.text.count("\n", 0, at) + 1
 
 
 def _as_list(value: Any) -> list:

@@ -134,3 +134,8 @@ def test_check_does_not_execute_cells(fixture_book):
     append(fixture_book / "chapters/two.qmd", "```{python}\nraise SystemExit('executed!')\n```\n")
     assert check(fixture_book) == []
     assert not (fixture_book / ".bookcache" / "exec").exists()
+
+
+def test_the_book_itself_is_clean():
+    root = Path(__file__).resolve().parents[2]
+    assert [str(f) for f in check(root)] == []
