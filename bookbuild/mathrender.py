@@ -12,7 +12,7 @@ from .cache import digest
 from .errors import BuildError
 
 # pandoc --katex writes the TeX, HTML-escaped, in a span (older pandocs add \( \) or \[ \])
-MATH = re.compile(r'<span class="math (inline|display)">(?:\\[(\[])?(.*?)(?:\\[)\]])?</span>', re.S)
+MATH = re.compile(r'<span\s+class="math (inline|display)">(?:\\[(\[])?(.*?)(?:\\[)\]])?</span>', re.S)
 SCRIPT = Path(__file__).parent / "katex_render.cjs"
 
 
