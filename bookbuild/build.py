@@ -65,14 +65,24 @@ def _build(root: Path, formats: tuple[str, ...], progress: Progress, search: boo
     index_path.write_text(json.dumps(index))
     report.timings["read"] = time.perf_counter() - t
 
-    if "html" in formats:
+    def timed(stage: str, write: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         t = time.perf_counter()
-        website.write_site(cfg, xpages, index, index_path, cites, progress, report, search=search)
-        report.timings["html"] = time.perf_counter() - t
-    if "pdf" in formats:
-        t = time.perf_counter()
-        report.pdf = pdf.write_pdf(cfg, xpages, index_path, cites, progress)
-        report.timings["pdf"] = time.perf_counter() - t
+        result = write(*args, **kwargs)
+        report.timings[stage] = time.perf_counter() - t
+        return result
+
+    # the site and the PDF need nothing from each other: they are written side by side
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        site = book = None
+        if "html" in formats:
+            site = pool.submit(timed, "html", website.write_site, cfg, xpages, index, index_path, cites,
+                               progress, report, search=search)
+        if "pdf" in formats:
+            book = pool.submit(timed, "pdf", pdf.write_pdf, cfg, xpages, index_path, cites, progress)
+        if site:
+            site.result()
+        if book:
+            report.pdf = book.result()
     report.timings["total"] = time.perf_counter() - t0
     return report
 
@@ -89,26 +99,26 @@ def execute_all(cfg: config_mod.BookConfig, report: Report, progress: Progress) 
             path = cfg.root / ch.source
             text = path.read_text(encoding="utf-8")
             doc = parse(path, text)
-            hit = cache.lookup(ch.stem, text, settings) if doc.cells or "{python}" in text else None
+            if not doc.cells and "`{python}" not in text:
+                out[key] = {"markdown": text, "text": text}  # nothing to run: neither executed nor cached
+                continue
+            hit = cache.lookup(ch.stem, text, settings)
             if hit is not None:
                 out[key] = {"markdown": hit["markdown"], "text": text}
                 report.cached.append(key)
                 progress("execute", key + " (cached)", 0.0)
                 continue
             t = time.perf_counter()
-            if not doc.cells and "`{python}" not in text:
-                markdown, figures, modules = text, [], []
-            else:
-                if kernel is None:
-                    kernel = Kernel(cfg.root)
-                defaults = dict(cfg.execute)
-                defaults["execute-dir"] = cfg.execute_dir
-                try:
-                    markdown, figures = render_markdown(doc, kernel, defaults,
-                                                        cfg.root / ".bookcache" / "figures" / ch.stem, ch.stem)
-                except BuildError as err:
-                    raise err.located(ch.source)
-                modules = kernel.project_modules()
+            if kernel is None:
+                kernel = Kernel(cfg.root)
+            defaults = dict(cfg.execute)
+            defaults["execute-dir"] = cfg.execute_dir
+            try:
+                markdown, figures = render_markdown(doc, kernel, defaults,
+                                                    cfg.root / ".bookcache" / "figures" / ch.stem, ch.stem)
+            except BuildError as err:
+                raise err.located(ch.source)
+            modules = kernel.project_modules()
             cache.store(ch.stem, text, settings, markdown, modules, figures)
             out[key] = {"markdown": markdown, "text": text}
             report.executed.append(key)
@@ -155,7 +165,7 @@ def check_citations(cfg: config_mod.BookConfig, pages: list[xref.Page]) -> list[
         known.update(BIB_KEY.findall(path.read_text(encoding="utf-8")))
     cited: list[str] = []
     for page in pages:
-        for el in xref.walk(page.ast["blocks"]):
+        for el in page.elements:
             if el["t"] != "Cite":
                 continue
             for c in el["c"][0]:

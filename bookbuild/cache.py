@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-VERSION = "3"  # bump when the executed-markdown format changes
+VERSION = "4"  # bump when the executed-markdown format changes
 
 
 def digest(*parts: str | bytes) -> str:

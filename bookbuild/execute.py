@@ -14,9 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import nbformat
-from nbclient import NotebookClient
-
 from .errors import BuildError
 from .qmd import Cell, Inline
 
@@ -24,7 +21,6 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 INLINE_MARK = "\x00book-inline\x00"
 
 _SETUP = r"""
-%config InlineBackend.figure_formats = ['svg']
 import os as __book_os, sys as __book_sys, json as __book_json
 __book_os.chdir({cwd!r})
 if {root!r} not in __book_sys.path:
@@ -51,9 +47,12 @@ def __book_inline(__items):
 _RESET = r"""
 %reset -f
 import sys as __book_sys
+for __book_m in [k for k, v in list(__book_sys.modules.items())
+                 if (getattr(v, '__file__', None) or '').startswith({root!r})]:
+    del __book_sys.modules[__book_m]  # the next document imports the project's modules afresh
 if 'matplotlib.pyplot' in __book_sys.modules:
     __book_sys.modules['matplotlib.pyplot'].close('all')
-    __book_sys.modules['matplotlib'].rcdefaults()
+    __book_sys.modules['matplotlib'].rc_file_defaults()  # the project's matplotlibrc, not bare defaults
 """
 
 _MODULES = r"""
@@ -77,16 +76,23 @@ class Kernel:
         self.kernel_name = kernel_name
         self.timeout = timeout
         self._stack: contextlib.ExitStack | None = None
+        import nbformat  # imported here: a build with every chapter cached never needs Jupyter
+        self._nbformat = nbformat
         self._nb = nbformat.v4.new_notebook()
-        self._client: NotebookClient | None = None
+        self._client: Any = None
         self._fresh = True
 
-    def _ensure(self) -> NotebookClient:
+    def _ensure(self) -> Any:
         if self._client is None:
+            from nbclient import NotebookClient
             logging.getLogger("traitlets").setLevel(logging.ERROR)
             self._client = NotebookClient(self._nb, kernel_name=self.kernel_name, timeout=self.timeout,
                                           allow_errors=True, record_timing=False,
-                                          extra_arguments=["--IPKernelApp.log_level=ERROR"],
+                                          shutdown_kernel="immediate",  # no atexit work to wait for
+                                          # SVG figures, set on the command line so that matplotlib
+                                          # is imported only by chapters that draw
+                                          extra_arguments=["--IPKernelApp.log_level=ERROR",
+                                                           "--InlineBackend.figure_formats=svg"],
                                           resources={"metadata": {"path": str(self.root)}})
             self._stack = contextlib.ExitStack()
             self._stack.enter_context(self._client.setup_kernel())
@@ -94,7 +100,7 @@ class Kernel:
 
     def run(self, code: str) -> list[dict[str, Any]]:
         client = self._ensure()
-        cell = nbformat.v4.new_code_cell(code)
+        cell = self._nbformat.v4.new_code_cell(code)
         self._nb.cells.append(cell)
         client.execute_cell(cell, len(self._nb.cells) - 1)
         return [dict(o) for o in cell.outputs]
@@ -102,7 +108,7 @@ class Kernel:
     def start_document(self, cwd: Path) -> None:
         """Give the next document a clean namespace, running in ``cwd``."""
         if not self._fresh:
-            self._check(self.run(_RESET), "resetting the kernel")
+            self._check(self.run(_RESET.format(root=str(self.root) + "/")), "resetting the kernel")
         self._fresh = False
         self._check(self.run(_SETUP.format(cwd=str(cwd), root=str(self.root), mark=INLINE_MARK)),
                     "setting up the kernel")

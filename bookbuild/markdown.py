@@ -131,6 +131,8 @@ def _output(out: dict[str, Any], opts: dict[str, Any], cell: Cell, fig_dir: Path
         text = out.get("text", "").rstrip("\n")
         if not text:
             return ""
+        if opts["output"] == "asis" and out.get("name") == "stdout":
+            return text  # printed markdown, taken as it is (Quarto's `output: asis`)
         f = _fence(text)
         cls = ".cell-output-stderr" if out.get("name") == "stderr" else ".cell-output-stdout"
         return f"{f}{{.cell-output {cls}}}\n{text}\n{f}"

@@ -44,5 +44,15 @@ def render_pages(pages: dict[str, str], root: Path) -> dict[str, str]:
         cache_path.write_text(json.dumps(cache))
     out = {}
     for name, text in pages.items():
-        out[name] = MATH.sub(lambda m: cache[digest(html.unescape(m.group(2)), str(m.group(1) == "display"))], text)
+        out[name] = MATH.sub(lambda m: _indexed_once(cache[digest(html.unescape(m.group(2)),
+                                                                   str(m.group(1) == "display"))]), text)
     return out
+
+
+def _indexed_once(rendered: str) -> str:
+    """KaTeX writes each formula three times (MathML, its TeX annotation, the visible HTML):
+    the search index keeps only the MathML, or $I$ would be found as "III"."""
+    return (rendered.replace('<span class="katex-html" aria-hidden="true">',
+                             '<span class="katex-html" aria-hidden="true" data-pagefind-ignore>')
+            .replace('<annotation encoding="application/x-tex">',
+                     '<annotation encoding="application/x-tex" data-pagefind-ignore>'))

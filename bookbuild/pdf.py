@@ -14,7 +14,7 @@ from . import xref
 from .cache import digest, file_digest
 from .config import BookConfig
 from .errors import BuildError
-from .website import convert, filters_digest, references_page
+from .website import convert, filters_digest, front_matter_digest, references_page
 
 TEMPLATES = Path(__file__).parent / "templates"
 IMAGE = re.compile(r'image\("(?!/)([^"]+)"')
@@ -33,7 +33,7 @@ def write_pdf(cfg: BookConfig, pages: list[xref.Page], index_path: Path, cites: 
     cache_dir.mkdir(parents=True, exist_ok=True)
     refs_page = references_page(pages)
     index_digest = file_digest(index_path)
-    fdig = filters_digest(cfg)
+    fdig = digest(filters_digest(cfg), front_matter_digest(pages))
 
     def one(page: xref.Page) -> str:
         key = digest(json.dumps(page.ast), index_digest, fdig, json.dumps(cites), str(refs_page),

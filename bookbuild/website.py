@@ -56,8 +56,9 @@ def page_meta(cfg: BookConfig, page: xref.Page, index_path: Path, cites: list[st
         if page.output == refs_page:
             if cites:
                 meta["nocite"] = cite_meta(cites)
-        else:
+        elif not refs_page:
             meta["suppress-bibliography"] = {"t": "MetaBool", "c": True}
+        # else citeproc writes this page's entries (so citations link) and links.lua drops them
     csl = cfg.raw.get("csl")
     if csl:
         meta["csl"] = meta_string(str(cfg.root / csl))
@@ -66,7 +67,7 @@ def page_meta(cfg: BookConfig, page: xref.Page, index_path: Path, cites: list[st
 
 def references_page(pages: list[xref.Page]) -> str | None:
     for page in pages:
-        for el in xref.walk(page.ast["blocks"]):
+        for el in page.elements:
             if el["t"] == "Div" and el["c"][0][0] == "refs":
                 return page.output
     return None
@@ -89,9 +90,17 @@ def convert(cfg: BookConfig, page: xref.Page, index_path: Path, cites: list[str]
     meta = dict(ast.get("meta", {}))
     meta.update(page_meta(cfg, page, index_path, cites, refs_page, fmt))
     ast["meta"] = meta
+    citeproc = bool(cfg.bibliography) and (page.output == refs_page or cites_bibliography(page))
     args = ["-f", "json", "-t", fmt, "--syntax-definition", str(pandoc.SYNTAX / "cuda.xml"), *extra,
-            *pandoc.filter_args(user_filters(cfg), citeproc=bool(cfg.bibliography))]
+            *pandoc.filter_args(user_filters(cfg), citeproc=citeproc)]
     return pandoc.run(args, json.dumps(ast), cfg.root, f"writing {fmt}", page.source)
+
+
+def cites_bibliography(page: xref.Page) -> bool:
+    """Whether the page cites a bibliography entry: citeproc (a third of a second per run,
+    reading the style and the .bib) runs only on pages that need it."""
+    return any(el["t"] == "Cite" and any(c["citationId"].split("-", 1)[0] not in xref.KINDS for c in el["c"][0])
+               for el in page.elements)
 
 
 def filters_digest(cfg: BookConfig) -> str:

@@ -7,6 +7,7 @@ to put numbers on headings and captions and to turn ``@fig-x`` into "Figure 2.3"
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -16,15 +17,17 @@ KINDS = {"fig": "Figure", "tbl": "Table", "eq": "Equation", "sec": "Section", "l
 
 
 def walk(node: Any) -> Iterator[dict]:
-    """Every AST element (a dict with a ``t``), depth first, in document order."""
-    if isinstance(node, dict):
-        if "t" in node:
-            yield node
-        for value in node.values():
-            yield from walk(value)
-    elif isinstance(node, list):
-        for item in node:
-            yield from walk(item)
+    """Every AST element (a dict with a ``t``), depth first, in document order.
+    (A stack, not recursion: nested generators made this the slowest part of a cached build.)"""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if "t" in item:
+                yield item
+            stack.extend(v for v in reversed(list(item.values())) if isinstance(v, (dict, list)))
+        elif isinstance(item, list):
+            stack.extend(v for v in reversed(item) if isinstance(v, (dict, list)))
 
 
 def stringify(node: Any) -> str:
@@ -48,6 +51,11 @@ class Page:
     text: str            # the .qmd source, to locate errors
     appendix: bool = False
 
+    @cached_property
+    def elements(self) -> list[dict]:
+        """Every element of the page in document order, walked once for all the stages."""
+        return list(walk(self.ast["blocks"]))
+
 
 def _attr_of(el: dict) -> tuple[str, list[str]] | None:
     t, c = el["t"], el.get("c")
@@ -67,7 +75,8 @@ def build_index(pages: list[Page]) -> dict[str, Any]:
         if label in labels:
             first = labels[label]
             raise BuildError(f"duplicate label '{label}' (first used in {first['source']})",
-                             page.source, line_of(page.text, "#" + label) or line_of(page.text, label),
+                             page.source, line_of(page.text, "#" + label) or line_of(page.text, "label: " + label)
+                             or line_of(page.text, label),
                              hint="every label must be unique across the whole book")
         info["source"] = page.source
         info["page"] = page.output
@@ -81,10 +90,10 @@ def build_index(pages: list[Page]) -> dict[str, Any]:
         sec = [0, 0, 0, 0, 0, 0]
         title = None
         heads = sections.setdefault(page.output, [])
-        blocks = page.ast["blocks"]
-        tab_titles = {id(h) for el in walk(blocks) if el["t"] == "Div" and "panel-tabset" in el["c"][0][1]
-                      for h in el["c"][1] if h["t"] == "Header"}
-        for el in walk(blocks):
+        divs = [el for el in page.elements if el["t"] == "Div"]
+        tab_titles = {id(h) for el in divs if "panel-tabset" in el["c"][0][1] for h in el["c"][1] if h["t"] == "Header"}
+        tab_titles |= {id(el["c"][1][0]) for el in divs if _callout_titled_by_heading(el)}
+        for el in page.elements:
             t = el["t"]
             if t == "Header" and id(el) not in tab_titles:
                 level, (ident, classes, _kv), inlines = el["c"]
@@ -131,6 +140,19 @@ def build_index(pages: list[Page]) -> dict[str, Any]:
     return {"labels": labels, "pages": page_info, "sections": sections}
 
 
+CALLOUTS = {"callout-note", "callout-tip", "callout-warning", "callout-important", "callout-caution"}
+
+
+def _callout_titled_by_heading(el: dict) -> bool:
+    """A callout without a ``title`` attribute takes its first heading as its title (callout.lua):
+    that heading is not a section of the page."""
+    if not CALLOUTS & set(el["c"][0][1]):
+        return False
+    attrs = dict(el["c"][0][2])
+    body = el["c"][1]
+    return "title" not in attrs and bool(body) and body[0]["t"] == "Header"
+
+
 def _is_label(ident: str) -> bool:
     """Only labels with a cross-reference prefix are global; pandoc's automatic
     heading ids only need to be unique within their page (pandoc sees to that)."""
@@ -164,7 +186,7 @@ def references(pages: list[Page]) -> list[tuple[str, str, int | None]]:
     """All @-references to cross-ref labels: (label, source, line)."""
     found = []
     for page in pages:
-        for el in walk(page.ast["blocks"]):
+        for el in page.elements:
             if el["t"] == "Cite":
                 for cit in el["c"][0]:
                     cid = cit["citationId"]

@@ -25,15 +25,19 @@ end
 local function html(div, kind, title)
   local collapse = div.attributes.collapse
   local id = div.identifier ~= "" and (' id="' .. div.identifier .. '"') or ""
+  local extra = "" -- the author's own classes stay, as Quarto keeps them (e.g. .predict)
+  for _, cls in ipairs(div.classes) do
+    if cls ~= "callout-" .. kind then extra = extra .. " " .. cls end
+  end
   local head = pandoc.write(pandoc.Pandoc({pandoc.Plain(title)}), "html")
   local open, close
   if collapse == "true" or collapse == "false" then
     local o = collapse == "false" and " open" or ""
-    open = '<details class="callout callout-' .. kind .. '"' .. id .. o .. '><summary class="callout-title">'
+    open = '<details class="callout callout-' .. kind .. extra .. '"' .. id .. o .. '><summary class="callout-title">'
            .. head .. '</summary><div class="callout-body">'
     close = "</div></details>"
   else
-    open = '<div class="callout callout-' .. kind .. '"' .. id .. ' role="note"><div class="callout-title">'
+    open = '<div class="callout callout-' .. kind .. extra .. '"' .. id .. ' role="note"><div class="callout-title">'
            .. head .. '</div><div class="callout-body">'
     close = "</div></div>"
   end

@@ -119,8 +119,9 @@ local function Cite(cite)
     local text = c.mode == "SuppressAuthor" and info.number or ref_text(info)
     out:extend(c.prefix)
     if #c.prefix > 0 then out:insert(pandoc.Space()) end
+    -- attributes as a list of pairs: a Lua table's order would change from run to run
     out:insert(pandoc.Link(text, href(info, c.id), "",
-      {class = "xref", ["data-xref-kind"] = info.kind, ["data-xref-title"] = info.title or ""}))
+      pandoc.Attr("", {"xref"}, {{"data-xref-kind", info.kind}, {"data-xref-title", info.title or ""}})))
     out:extend(c.suffix)
   end
   return out

@@ -43,4 +43,10 @@ local function Link(link)
   end
 end
 
-return {{Meta = Meta}, {Image = Image, Link = Link}}
+local function Div(div)
+  -- citeproc's bibliography on a page that is not the references page: the citations
+  -- stay linked (to the references page, above) and the list itself goes
+  if div.identifier == "refs" and refs_page and page ~= refs_page then return {} end
+end
+
+return {{Meta = Meta}, {Image = Image, Link = Link, Div = Div}}

@@ -1,14 +1,10 @@
-import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "book"
-
-
-def copy_fixture(dest: Path) -> Path:
-    shutil.copytree(FIXTURE, dest, ignore=shutil.ignore_patterns("_book", ".bookcache"))
-    return dest
+sys.path.insert(0, str(Path(__file__).parent))
+from fixturebook import FIXTURE, built_once, copy_fixture  # noqa: F401  (FIXTURE for other tests)
 
 
 @pytest.fixture
@@ -20,7 +16,11 @@ def fixture_book(tmp_path) -> Path:
 @pytest.fixture(scope="session")
 def built_fixture(tmp_path_factory):
     """The fixture book built once (HTML + PDF) for the tests that only read the result."""
-    from bookbuild import build
-    root = copy_fixture(tmp_path_factory.mktemp("built") / "book")
-    report = build(root)
-    return root, report
+    return built_once(tmp_path_factory)
+
+
+@pytest.fixture
+def warm_book(tmp_path, built_fixture) -> Path:
+    """A private copy of the built fixture book with its .bookcache (so only what a test
+    changes runs again), without its _book."""
+    return copy_fixture(tmp_path / "book", built_fixture[0], keep_cache=True)

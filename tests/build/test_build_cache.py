@@ -1,0 +1,60 @@
+"""The execution cache (Quarto's freeze): a chapter runs again only when its source or the
+project Python it imports changed; a rebuild with nothing changed runs and rewrites nothing."""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from bookbuild import build
+
+CHAPTERS = ["chapters/one.qmd", "chapters/two.qmd"]  # the fixture's pages with code
+
+
+def html(root: Path, page: str) -> str:
+    return (root / "_book" / page).read_text(encoding="utf-8")
+
+
+def test_rebuild_with_nothing_changed_executes_and_rewrites_nothing(warm_book):
+    first = build(warm_book)
+    assert first.executed == [] and sorted(first.cached) == CHAPTERS
+    outputs = [p for p in (warm_book / "_book").rglob("*") if p.is_file() and "pagefind" not in p.parts]
+    stamps = {p: p.stat().st_mtime_ns for p in outputs}
+    again = build(warm_book)
+    assert again.executed == [] and sorted(again.cached) == CHAPTERS
+    assert {p: p.stat().st_mtime_ns for p in outputs} == stamps, "a no-op build rewrote files"
+    assert again.timings["total"] < 2.0
+
+
+def test_touching_a_file_without_changing_it_executes_nothing(warm_book):
+    later = time.time() + 5
+    for ch in CHAPTERS:
+        os.utime(warm_book / ch, (later, later))
+    report = build(warm_book, ("html",), search=False)
+    assert report.executed == []
+
+
+def test_editing_one_chapter_executes_only_that_chapter(warm_book):
+    two = warm_book / "chapters/two.qmd"
+    two.write_text(two.read_text().replace("`{python} 2 + 3`", "`{python} 2 + 40`"))
+    report = build(warm_book, ("html",), search=False)
+    assert report.executed == ["chapters/two.qmd"] and report.cached == ["chapters/one.qmd"]
+    assert "The value again: 42." in html(warm_book, "chapters/two.html")
+    assert "4.0 FLOP/byte" in html(warm_book, "chapters/one.html")
+
+
+def test_changing_an_imported_module_executes_the_chapters_that_import_it(warm_book):
+    calc = warm_book / "fixturecalc" / "__init__.py"
+    calc.write_text(calc.read_text().replace("return peak / bw", "return 2 * peak / bw"))
+    report = build(warm_book, ("html",), search=False)
+    assert report.executed == ["chapters/one.qmd"], "chapter two does not import fixturecalc"
+    assert "The ridge point is 8.0 FLOP/byte" in html(warm_book, "chapters/one.html")
+
+    # once chapter two imports it too, a change runs both
+    two = warm_book / "chapters/two.qmd"
+    two.write_text(two.read_text() + "\n```{python}\nimport fixturecalc\n```\n\nRidge `{python} fixturecalc.ridge(6, 2)`.\n")
+    assert build(warm_book, ("html",), search=False).executed == ["chapters/two.qmd"]
+    calc.write_text(calc.read_text().replace("return 2 * peak / bw", "return 3 * peak / bw"))
+    report = build(warm_book, ("html",), search=False)
+    assert report.executed == CHAPTERS
+    assert "Ridge 9.0." in html(warm_book, "chapters/two.html")

@@ -1,0 +1,85 @@
+"""The fixture book's PDF (typst), read back with pdftotext."""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import pytest
+
+pytestmark = pytest.mark.skipif(not shutil.which("pdftotext"), reason="needs poppler-utils")
+
+
+@pytest.fixture(scope="module")
+def pdf(built_fixture):
+    path = built_fixture[1].pdf
+    text = subprocess.run(["pdftotext", "-layout", str(path), "-"], capture_output=True, text=True,
+                          check=True).stdout
+    info = subprocess.run(["pdfinfo", str(path)], capture_output=True, text=True, check=True).stdout
+    pages = int(re.search(r"Pages:\s+(\d+)", info).group(1))
+    return path, " ".join(text.split()), text.split("\f"), pages
+
+
+def test_title_page_and_contents(pdf):
+    _path, _text, pages, _n = pdf
+    assert "Fixture Book" in pages[0] and "Test Author" in pages[0]
+    contents = " ".join(pages[1].split())
+    assert contents.startswith("Contents"), "the contents follow the title page, with no blank page between"
+    for entry in ("Preface", "1 Chapter one", "1.1 Figures", "2 Chapter two", "References", "A Extra tables"):
+        assert entry in contents
+
+
+def test_chapters_parts_and_numbers(pdf):
+    _path, text, _pages, _n = pdf
+    for heading in ("1 Chapter one", "1.1 Figures", "2 Chapter two", "2.1 Second tabset", "A Extra tables",
+                    "Foundations", "Appendices"):
+        assert heading in text
+
+
+def test_floats_cross_references_and_inline_values(pdf):
+    _path, text, _pages, _n = pdf
+    assert "Figure 1.1: A straight line." in text
+    assert "Table 1.1: A small table." in text
+    assert "(1.1)" in text
+    assert "see Figure 1.1 and Table 1.1 and Equation 1.1" in text
+    assert "Back to Section 1.1 and Figure 1.1" in text
+    assert "See Chapter 1." in text and "refers back to Chapter 1" in text
+    assert "The ridge point is 4.0 FLOP/byte" in text
+    assert "Printed markdown with the hidden value 42." in text
+    assert "41 + 1" not in text
+
+
+def test_callouts_code_footnotes_and_filters(pdf):
+    _path, text, _pages, _n = pdf
+    for title in ("Conventions", "Warning", "A quick tip", "Try it", "Open caution", "Plain note"):
+        assert title in text
+    assert "Mind the units." in text
+    assert "__global__ void saxpy(float a" in text
+    assert "__shared__ float tile[32][32];" in text
+    assert "A footnote shown as a sidenote." in text
+    assert "A margin note." in text and "QUIET WORDS" in text
+    # tabsets become their tabs in turn
+    assert "Pseudocode" in text and "Kernel words." in text
+
+
+def test_citation_and_bibliography(pdf):
+    _path, text, _pages, _n = pdf
+    assert "Williams et al. (2009)" in text
+    assert text.count("Williams, Samuel, Andrew Waterman, and David Patterson. 2009.") == 1, \
+        "the bibliography appears once, on the references page"
+    assert "Communications of the ACM" in text
+
+
+def test_nothing_unresolved_and_page_count_sane(pdf):
+    _path, text, _pages, n = pdf
+    assert "??" not in text and "?@" not in text and "{python}" not in text
+    assert 6 <= n <= 20
+
+
+def test_cross_references_and_citations_are_links_in_the_pdf(built_fixture):
+    """The numbers in the PDF are links to their targets (one document: labels are local)."""
+    typ = (built_fixture[0] / ".bookcache" / "typst" / "book.typ").read_text()
+    for link in ("#link(<fig-line>)[Figure 1.1]", "#link(<sec-figs>)[Section 1.1]",
+                 "#link(<eq-ridge>)[Equation 1.1]", "#link(<ref-williams2009roofline>)[2009]"):
+        assert link in typ
+    assert "<ref-williams2009roofline>" in typ.replace("#link(<ref-williams2009roofline>)", "")
