@@ -34,8 +34,8 @@ def visit(page, url):
     page.wait_for_function(LIVE, timeout=30_000)
     page.wait_for_timeout(300)
     return page.evaluate("""() => ({
-        live: BookWidgets.stats.liveAt, marks: BookWidgets.stats.marks,
-        longest: Math.max(0, ...window.__longtasks),
+        live: BookWidgets.stats.liveAt, marks: {...BookWidgets.stats.marks, started: BookWidgets.stats.startedAt},
+        longest: Math.max(0, ...window.__longtasks), apply: Math.max(0, ...BookWidgets.stats.applyMs),
         heap: performance.memory ? performance.memory.usedJSHeapSize : null})""")
 
 
@@ -58,12 +58,17 @@ def pct(values, q):
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
-    runs = ap.parse_args().runs
-    site = make_site(Path(tempfile.mkdtemp(prefix="widgets-bench-")))
+    ap.add_argument("--widgets", default="roofline,blockgrid,attention-runner,steps",
+                    help="widgets on the first page (the second page always has one roofline)")
+    args = ap.parse_args()
+    runs, names = args.runs, args.widgets.split(",")
+    site = make_site(Path(tempfile.mkdtemp(prefix="widgets-bench-")),
+                     {"chapters/widgets.html": [(n, {}) for n in names],
+                      "chapters/next.html": [("roofline", {"device": "a100-sxm-80gb"})]})
     base, server = serve(site)
     page1, page2 = base + "chapters/widgets.html", base + "chapters/next.html"
     rows = {"cold": [], "warm": [], "next": []}
-    sent, longest, heap, marks = [], [], [], {}
+    sent, longest, heap, marks, applies = [], [], [], {}, []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         for _ in range(runs):
@@ -75,9 +80,13 @@ def main() -> None:
             blank_heap = page.evaluate("performance.memory.usedJSHeapSize")
             r = visit(page, page1)
             sent.append(sum(n for _, n in Handler.sent))
+            first_files = {}
+            for path, n in Handler.sent:
+                first_files[path.split("?")[0]] = first_files.get(path.split("?")[0], 0) + n
             rows["cold"].append(r["live"]); longest.append(r["longest"]); marks["cold"] = r["marks"]
+            applies.append(r["apply"])
             heap.append((r["heap"] - blank_heap, r["marks"]["heapBytes"]))
-            page.wait_for_timeout(1500)                # idle: the worker saves its snapshot
+            page.wait_for_timeout(2500)                # idle: the worker saves its snapshot (after 1 s quiet)
             r = visit(page, page1)
             rows["warm"].append(r["live"]); longest.append(r["longest"]); marks["warm"] = r["marks"]
             r = visit(page, page2)
@@ -87,6 +96,7 @@ def main() -> None:
         ctx.add_init_script(LONGTASKS)
         page = ctx.new_page()
         visit(page, page1)
+        page.wait_for_timeout(2500)                    # the snapshot is saved: measure a quiet page
         lat = {
             "roofline": updates(page, "roofline", 'input[name="size"]', ["ArrowRight"] * 8 + ["ArrowLeft"] * 8 + ["ArrowRight"] * 8),
             "blockgrid": updates(page, "blockgrid", 'input[name="sel_x"]', ["ArrowUp"] * 12 + ["ArrowDown"] * 12),
@@ -94,20 +104,26 @@ def main() -> None:
         page.select_option('.widget[data-widget="blockgrid"] select[name="kernel"]', "vecadd")
         page.locator('.widget[data-widget="blockgrid"]').get_by_role("radio", name="3D").check()
         lat["blockgrid 3D"] = updates(page, "blockgrid", ".widget-svg", ["ArrowRight"] * 12 + ["ArrowUp"] * 6)
+        if "attention-runner" in names:
+            lat["runner"] = updates(page, "attention-runner", 'input[name="n"]', ["ArrowRight"] * 8 + ["ArrowLeft"] * 8)
+        if "steps" in names:
+            lat["steps"] = updates(page, "steps", ".widget-svg", ["ArrowRight"] * 12 + ["ArrowLeft"] * 6)
+        cached = page.evaluate("BookWidgets.stats.cached || 0")
+        applies.append(page.evaluate("Math.max(0, ...BookWidgets.stats.applyMs)"))
         longest.append(page.evaluate("Math.max(0, ...window.__longtasks)"))
         browser.close()
     server.shutdown()
 
     print(f"Widget runtime benchmark ({runs} runs, median; headless Chromium, 127.0.0.1, gzip)")
     print("\nTime to live, ms from navigation start (widget drawn by Python, controls enabled):")
-    print(f"  {'widget':<10} {'cold':>7} {'warm':>7} {'next page':>10}")
-    for name in ("roofline", "blockgrid"):
+    print(f"  {'widget':<16} {'cold':>7} {'warm':>7} {'next page':>10}")
+    for name in names:
         cells = []
         for kind in ("cold", "warm", "next"):
             vals = [r[name] for r in rows[kind] if name in r]
             cells.append(f"{statistics.median(vals):.0f}" if vals else "-")
-        print(f"  {name:<10} {cells[0]:>7} {cells[1]:>7} {cells[2]:>10}")
-    print("\nWorker boot phases, ms since worker start (last run):")
+        print(f"  {name:<16} {cells[0]:>7} {cells[1]:>7} {cells[2]:>10}")
+    print("\nWorker start (ms after navigation) and boot phases (ms after worker start), last run:")
     for kind, m in marks.items():
         print(f"  {kind:<5} " + ", ".join(f"{k} {v:.0f}" for k, v in m.items() if k not in ("snapshot", "heapBytes"))
               + f", snapshot {'restored' if m.get('snapshot') else 'none'}")
@@ -115,13 +131,17 @@ def main() -> None:
     for name, (ups, renders) in lat.items():
         print(f"  {name:<13} p50 {pct(ups, .5):5.1f}  p95 {pct(ups, .95):5.1f}  (Python render p50 "
               f"{pct(renders, .5):.1f}, p95 {pct(renders, .95):.1f}; n={len(ups)})")
+    all_ups = [u for ups, _ in lat.values() for u in ups]
+    print(f"  all           p50 {pct(all_ups, .5):5.1f}  p95 {pct(all_ups, .95):5.1f}  (n={len(all_ups)}; "
+          f"{cached} answered from the worker's cache of predicted params)")
     print(f"\nFirst visit transfer (gzip as served): {statistics.median(sent) / 1e6:.2f} MB")
-    by_file = {}
-    for path, n in Handler.sent:
-        by_file[path.split("?")[0]] = by_file.get(path.split("?")[0], 0) + n
+    for path, n in sorted(first_files.items(), key=lambda kv: -kv[1])[:8]:
+        print(f"  {n / 1e6:6.3f} MB  {path}")
     mh = statistics.median(h[0] for h in heap) / 1e6
     print(f"Memory: page JS heap +{mh:.1f} MB; worker wasm heap {heap[0][1] / 1e6:.1f} MB")
-    print(f"Longest main-thread task: {max(longest):.0f} ms (0 = none over 50 ms)")
+    print(f"Longest widget redraw on the main thread (JSON.parse + DOM patch): {max(applies):.1f} ms")
+    print(f"Longest main-thread task: {max(longest):.0f} ms (0 = none over 50 ms); "
+          f"per visit: {', '.join(f'{x:.0f}' for x in longest)}")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ Submodules (import the one you need, e.g. ``from calc import roofline``):
 - ``roofline``   attainable throughput, ridge points, time lower bounds
 - ``intensity``  FLOPs and bytes of common kernels
 - ``attention``  FLOPs and HBM traffic of attention variants, a reference
+- ``kernels``    the attention kernels as runnable pseudocode
 - ``tiling``     tiled matrix multiply: tile counts, traffic, shared memory
 - ``systolic``   systolic arrays: cycles, utilisation, dataflows
 - ``cuda``       CUDA indexing, coalescing, bank conflicts, launch limits
@@ -32,6 +33,7 @@ __all__ = [
     "fmt",
     "hierarchy",
     "intensity",
+    "kernels",
     "occupancy",
     "roofline",
     "runner",

@@ -236,3 +236,38 @@ def validate_launch(grid: DimLike, block: DimLike, device, shared_bytes: int = 0
                 f"{b.count} threads, allocated per warp) exceeds the limit of "
                 f"{lim.max_regs_per_block:,} registers per block"
             )
+
+
+# ------------------------------------------------------------ Tensor Core alignment
+#
+# NVIDIA, "Matrix Multiplication Background User's Guide" (Deep Learning
+# Performance documentation), Table 1 "Tensor Core requirements by cuBLAS or
+# cuDNN version": before cuBLAS 11.0 / cuDNN 7.6.3 a GEMM used Tensor Cores only
+# when M, N and K were multiples of 16 bytes of its data type (FP16: 8, INT8: 16);
+# later versions always may, "but most efficient with multiples of" 16 bytes,
+# and on A100 with multiples of 128 bytes (FP16: 64).
+
+TC_ALIGN_BYTES = 16
+TC_ALIGN_BYTES_A100 = 128
+
+
+def tensor_core_multiple(dtype: str, align_bytes: int = TC_ALIGN_BYTES) -> int:
+    """Elements per ``align_bytes``: the dimension multiple for efficient Tensor Core GEMMs.
+
+    ``align_bytes / size_bytes(dtype)``: FP16 8, TF32 4, INT8 16, FP64 2 at 16 bytes;
+    FP16 64 at the A100's 128 bytes. Source: NVIDIA Matrix Multiplication Background
+    User's Guide, Table 1.
+    """
+    from .dtypes import size_bytes
+
+    size = size_bytes(dtype)
+    if align_bytes < 1 or align_bytes % size:
+        raise ValueError(f"{align_bytes} bytes is not a whole number of {dtype} elements")
+    return int(align_bytes // size)
+
+
+def pad_to_multiple(n: int, multiple: int) -> int:
+    """Smallest m ≥ n with m % multiple == 0: ``ceil(n / multiple) · multiple``."""
+    if n < 0 or multiple < 1:
+        raise ValueError(f"need n >= 0 and multiple >= 1, got n={n}, multiple={multiple}")
+    return math.ceil(n / multiple) * multiple

@@ -59,11 +59,23 @@ function Div(div)
   end
   local result = pandoc.json.decode(render(name, params, "json"), false)
   count = count + 1
-  local file = string.format("widget-%s-%d.svg", name, count)
-  pandoc.mediabag.insert(file, "image/svg+xml", result.svg)
   local caption = pandoc.utils.blocks_to_inlines(div.content)
-  local image = pandoc.Image(caption, file, "", { ["width"] = "100%" })
-  local figure = pandoc.Figure(pandoc.Plain(image), { pandoc.Plain(caption) },
+  local images = {}
+  if result.frames and result.frames ~= pandoc.json.null then
+    -- An animation: its key frames (first, middle, last) side by side.
+    for i, svg in ipairs(result.frames) do
+      local file = string.format("widget-%s-%d-step%d.svg", name, count, result.frame_steps[i])
+      pandoc.mediabag.insert(file, "image/svg+xml", svg)
+      local alt = { pandoc.Str(string.format("Step %d", result.frame_steps[i])) }
+      table.insert(images, pandoc.Image(alt, file, "", { ["width"] = string.format("%d%%", 96 // #result.frames) }))
+      if i < #result.frames then table.insert(images, pandoc.Space()) end
+    end
+  else
+    local file = string.format("widget-%s-%d.svg", name, count)
+    pandoc.mediabag.insert(file, "image/svg+xml", result.svg)
+    images = { pandoc.Image(caption, file, "", { ["width"] = "100%" }) }
+  end
+  local figure = pandoc.Figure(pandoc.Plain(images), { pandoc.Plain(caption) },
                                { id = div.identifier, class = "widget-static" })
   local out = { figure, readout_table(result.readouts) }
   if result.message and result.message ~= pandoc.json.null then

@@ -6,6 +6,14 @@ The contract (small on purpose, after anywidget):
 * ``render(params) -> {"svg": str, "readouts": [[label, text], ...], "message": str | None}``
   where ``params`` has already been completed and checked by :func:`coerce`.
 
+Optional, for widgets whose controls depend on each other:
+
+* ``ranges(params) -> {name: (lo, hi)}``: a range that follows other params (the
+  number of steps of an animation); the static HTML and the live slider use it.
+* ``key_frames(params) -> [step, ...]``: an animation; print shows these steps side by side.
+* ``Param(show_if=(other, values))`` hides a control unless ``other`` has one of
+  ``values``; ``Param(play=True)`` gives a slider a play/pause button.
+
 Everything here is pure Python (standard library + ``calc``) so the same code
 draws the static figure at build time (CPython) and the live one in the
 browser (Pyodide, in a Web Worker).  This module is the registry and the
@@ -16,11 +24,11 @@ from __future__ import annotations
 import importlib
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ._svg import esc
 
-NAMES = ("roofline", "blockgrid")
+NAMES = ("roofline", "blockgrid", "attention-runner", "steps")
 TYPES = ("int", "float", "choice", "bool")
 DEFAULT_WIDTH = 640          # layout width of the static figure (CSS px)
 
@@ -46,6 +54,8 @@ class Param:
     unit: str = ""
     wrap: bool = False       # angles: stepping past max comes back at min
     group: str = ""          # controls with the same group share a fieldset
+    show_if: tuple = ()      # (other param, (values...)): the control shows only for those values
+    play: bool = False       # slider with a play/pause button that steps it forward
 
     def __post_init__(self):
         if self.type not in TYPES:
@@ -69,6 +79,10 @@ class Param:
             d["log"] = True
         if self.wrap:
             d["wrap"] = True
+        if self.show_if:
+            d["show_if"] = [self.show_if[0], list(self.show_if[1])]
+        if self.play:
+            d["play"] = True
         return d
 
     def coerce(self, value):
@@ -98,7 +112,7 @@ def get(name: str):
     """The widget module called ``name``."""
     if name not in NAMES:
         raise KeyError(f"unknown widget {name!r}; known: {', '.join(NAMES)}")
-    return importlib.import_module(f"{__name__}.{name}")
+    return importlib.import_module(f"{__name__}.{name.replace('-', '_')}")
 
 
 def spec(name: str) -> list[dict]:
@@ -122,8 +136,11 @@ def coerce(name: str, raw: dict | None) -> dict:
 def render(name: str, raw: dict | None = None) -> dict:
     """Coerce ``raw`` and render; the result also carries the coerced ``params``."""
     params = coerce(name, raw)
-    result = get(name).render(params)
+    module = get(name)
+    result = module.render(params)          # may bring a value into range (e.g. a step number)
     result.setdefault("message", None)
+    if hasattr(module, "ranges"):
+        result["ranges"] = {k: list(v) for k, v in module.ranges(params).items()}
     result["params"] = {k: v for k, v in params.items() if not k.startswith("_")}
     return result
 
@@ -179,15 +196,34 @@ def _control_html(p: Param, value) -> str:
             f'<output>{shown}</output></label>')
 
 
-def _controls_html(params_spec, values) -> str:
+def _shown(p: Param, values) -> bool:
+    return not p.show_if or str(values.get(p.show_if[0])) in [str(v) for v in p.show_if[1]]
+
+
+def _full_control_html(p: Param, values, ranges) -> str:
+    """A control with its current range, its play button, hidden when ``show_if`` says so."""
+    if p.name in ranges:
+        p = replace(p, min=ranges[p.name][0], max=ranges[p.name][1])
+    html = _control_html(p, values[p.name])
+    if p.play:
+        html = (f'<div class="wc wc-player"><button type="button" class="wc-play" data-play="{_attr(p.name)}"'
+                f' aria-pressed="false">Play</button>{html}</div>')
+    if p.show_if:
+        when = _attr({p.show_if[0]: [str(v) for v in p.show_if[1]]})
+        tag_end = html.index(" ")
+        html = f"{html[:tag_end]} data-when='{when}'{'' if _shown(p, values) else ' hidden'}{html[tag_end:]}"
+    return html
+
+
+def _controls_html(params_spec, values, ranges=None) -> str:
     """Controls in order; consecutive params of one ``group`` share a fieldset with a legend."""
-    out, i = [], 0
+    out, i, ranges = [], 0, ranges or {}
     while i < len(params_spec):
         group = params_spec[i].group
         j = i + 1
         while group and j < len(params_spec) and params_spec[j].group == group:
             j += 1
-        inner = "".join(_control_html(p, values[p.name]) for p in params_spec[i:j])
+        inner = "".join(_full_control_html(p, values, ranges) for p in params_spec[i:j])
         out.append(f'<fieldset class="wc-group"><legend>{esc(group)}</legend>{inner}</fieldset>'
                    if group else inner)
         i = j
@@ -213,7 +249,7 @@ def static_html(name: str, raw: dict | None = None, caption_html: str = "") -> s
     result = render(name, raw)
     params = result["params"]
     module = get(name)
-    controls = _controls_html(module.PARAMS, params)
+    controls = _controls_html(module.PARAMS, params, result.get("ranges"))
     title = getattr(module, "TITLE", name)
     message = result.get("message") or ""
     caption = f"<figcaption>{caption_html}</figcaption>" if caption_html.strip() else ""

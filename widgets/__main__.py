@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from . import NAMES, render, standalone_svg, static_html
+from . import NAMES, get, render, standalone_svg, static_html
 
 
 def main(argv=None) -> int:
@@ -31,6 +31,12 @@ def main(argv=None) -> int:
     else:
         result = render(args.name, params)
         result["svg"] = standalone_svg(args.name, params)
+        module = get(args.name)
+        if hasattr(module, "key_frames"):     # animations: a few frames side by side in print
+            steps = module.key_frames(result["params"])
+            result["frames"] = [standalone_svg(args.name, {**params, "step": s, "_width": 300}) for s in steps]
+            result["frame_steps"] = steps
+            result["readouts"] = render(args.name, {**params, "step": steps[-1]})["readouts"]
         out = json.dumps(result)
     sys.stdout.write(out + "\n")
     return 0

@@ -27,6 +27,13 @@ PRINT_CSS = (
     ".wg .wg-cells{stroke:#fff;fill:none;stroke-width:.75}"
     ".wg .wg-face{fill:#dbeafe;fill-opacity:.7;stroke:#555;stroke-width:.75}.wg .wg-face.wg-top{fill:#eff6ff}"
     ".wg .wg-face.wg-side{fill:#bfdbfe}.wg .wg-face.wg-sel{fill:#fdba74;fill-opacity:1;stroke:#c2410c}"
+    ".wg .wg-h0{fill:#f5f5f4}.wg .wg-h1{fill:#fde0c5}.wg .wg-h2{fill:#fbbf8a}.wg .wg-h3{fill:#f59e5b}"
+    ".wg .wg-h4{fill:#ea7a32}.wg .wg-hn1{fill:#dbeafe}.wg .wg-hn2{fill:#b4d0fb}.wg .wg-hn3{fill:#86b1f5}"
+    ".wg .wg-hn4{fill:#5b8fea}.wg .wg-pblock{fill:#eee}.wg .wg-blocks{stroke:#c2410c;stroke-width:2;fill:none}"
+    ".wg .wg-mono{font-family:Courier,monospace}.wg .wg-cellnum{font-size:10.5px}.wg .wg-bad{fill:#c2410c}"
+    ".wg .wg-load{fill:#fdba74;stroke:#fff}.wg .wg-cur{fill:#93c5fd;stroke:#1d4ed8;stroke-width:1.5}"
+    ".wg .wg-done{fill:#bfdbfe;stroke:#fff}.wg .wg-pe{fill:#f5f5f5;stroke:#777}"
+    ".wg .wg-pe.wg-cur{fill:#fdba74;stroke:#c2410c;stroke-width:2}"
 )
 
 

@@ -3,11 +3,12 @@
 ``build_runtime(site_dir, project_root)`` writes ``site_dir/pyodide/``:
 
 * ``pyodide.mjs``, ``pyodide.asm.mjs``, ``pyodide.asm.wasm`` from ``node_modules/pyodide``;
-* ``python_stdlib.zip``: only the standard-library modules the widgets touch,
+* ``python_stdlib.zip.gz``: only the standard-library modules the widgets touch,
   precompiled to ``.pyc`` by Pyodide's own interpreter (run under Node);
-* ``book-py.zip``: ``calc`` and ``widgets`` (sources and ``.pyc``);
-* ``book-runtime.mjs``: the content key (cache busting) and an empty package
-  lockfile, so the worker never fetches Pyodide's 120 kB package index.
+* ``book-py.zip.gz``: ``calc`` and ``widgets`` as ``.pyc`` (line numbers kept, column tables dropped);
+  both are zips of stored entries, gzipped whole (the worker un-gzips them);
+* ``book-runtime.mjs``: the content key (cache busting), ``PACKED`` (".gz" or "")
+  and an empty package lockfile, so the worker never fetches Pyodide's 120 kB package index.
 
 The Node step takes a few seconds; its output is cached in
 ``.bookcache/pyodide/<key>/``, keyed on the Pyodide version and the sources, so
@@ -26,6 +27,8 @@ import zipfile
 from pathlib import Path
 
 RUNTIME_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm")
+ARCHIVES = ("python_stdlib.zip", "book-py.zip")
+ARCHIVE_EXTS = (".gz", "")      # gzipped whole by the Node step; plain zips from the fallback
 PACKAGES = ("calc", "widgets")
 HERE = Path(__file__).resolve().parent
 PREP = HERE / "prep_runtime.mjs"
@@ -44,13 +47,18 @@ def build_runtime(site_dir: Path, project_root: Path, *, node: str = "node") -> 
 
     key = _content_key(src, project_root)
     cache = project_root / ".bookcache" / "pyodide" / key
-    if not (cache / "book-py.zip").exists():
+    if not any((cache / f"book-py.zip{ext}").exists() for ext in ARCHIVE_EXTS):
         _prepare(src, project_root, cache, node)
-    for name in ("python_stdlib.zip", "book-py.zip"):
-        _copy_if_changed(cache / name, out / name)
+    ext = next(e for e in ARCHIVE_EXTS if (cache / f"book-py.zip{e}").exists())
+    for name in ARCHIVES:
+        _copy_if_changed(cache / (name + ext), out / (name + ext))
+        for other in ARCHIVE_EXTS:             # a variant left by an earlier build
+            if other != ext and (out / (name + other)).exists():
+                (out / (name + other)).unlink()
 
     lock = json.loads((src / "pyodide-lock.json").read_text())
     config = (f"export const KEY = {json.dumps(key)};\n"
+              f"export const PACKED = {json.dumps(ext)};\n"
               f"export const LOCK = {json.dumps({'info': lock['info'], 'packages': {}})};\n")
     _write_if_changed(out / "book-runtime.mjs", config)
     return {p.name: p.stat().st_size for p in sorted(out.iterdir())}

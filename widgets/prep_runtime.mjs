@@ -1,8 +1,10 @@
 // Build step run by widgets/bundle.py under Node: boots the same Pyodide the
 // browser will run, imports and exercises the widgets, records which standard
 // library modules that touched, and writes
-//   <out>/python_stdlib.zip  those modules only, compiled to .pyc by Pyodide's own Python
-//   <out>/book-py.zip        calc + widgets, .py sources plus .pyc
+//   <out>/python_stdlib.zip.gz  those modules only, compiled to .pyc by Pyodide's own Python
+//   <out>/book-py.zip.gz        calc + widgets as .pyc
+// (zip archives with stored entries, each gzipped as a whole).
+// Every .pyc keeps line numbers but drops column positions (a third of its size).
 // Usage: node prep_runtime.mjs <pyodide dir> <project root> <out dir>
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -17,8 +19,7 @@ for (const [dir, mnt] of [[projectRoot, "/project"], [outDir, "/out"]]) {
   FS.mount(FS.filesystems.NODEFS, { root: dir }, mnt);
 }
 py.runPython(`
-import sys, os, zipfile, marshal, importlib.util, json
-STARTUP = set(sys.modules)
+import sys, os, zipfile, marshal, importlib.util, json, types, ast
 sys.path.insert(0, "/project")
 import widgets, traceback, linecache, tokenize
 
@@ -57,15 +58,55 @@ for mod in list(sys.modules.values()):
             if init in names:
                 keep.add(init)
 
+def _svarint(v):
+    v = (v << 1) if v >= 0 else ((-v) << 1) | 1
+    out = bytearray()
+    while v >= 64:
+        out.append(0x40 | (v & 0x3F))
+        v >>= 6
+    out.append(v)
+    return out
+
+def lines_only(co):
+    """The code object with its location table cut to line numbers: column ranges are a third
+    of a .pyc and only serve the ^^^ markers of tracebacks (CPython's locations.md format)."""
+    table, line = bytearray(), co.co_firstlineno
+    for start, end, ln in co.co_lines():
+        units = (end - start) // 2
+        while units > 0:
+            n = min(units, 8)
+            if ln is None:
+                table.append(0x80 | (15 << 3) | (n - 1))          # no location
+            else:
+                table.append(0x80 | (13 << 3) | (n - 1))          # line only, delta from the last
+                table += _svarint(ln - line)
+                line = ln
+            units -= n
+    consts = tuple(lines_only(c) if isinstance(c, types.CodeType) else c for c in co.co_consts)
+    return co.replace(co_linetable=bytes(table), co_consts=consts)
+
+def without_function_docstrings(source, filename):
+    """The module's AST minus module and function docstrings.  Class docstrings stay: a
+    dataclass without one builds it from inspect.signature at import time, which is slow."""
+    tree = ast.parse(source, filename)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                node.body[0:1] = [] if len(node.body) > 1 else [ast.copy_location(ast.Pass(), first)]
+    return tree
+
 def pyc(source, filename, optimize=0):
-    code = compile(source, filename, "exec", dont_inherit=True, optimize=optimize)
+    if optimize == "book":
+        source, optimize = without_function_docstrings(source, filename), 0
+    code = lines_only(compile(source, filename, "exec", dont_inherit=True, optimize=optimize))
     # PEP 552 unchecked-hash pyc: zipimport loads it without looking for a source
     return importlib.util.MAGIC_NUMBER + (1).to_bytes(4, "little") + bytes(8) + marshal.dumps(code)
 
 def write(zout, name, data):
     info = zipfile.ZipInfo(name, (1980, 1, 1, 0, 0, 0))
-    info.compress_type = zipfile.ZIP_DEFLATED
-    zout.writestr(info, data, compresslevel=9)
+    info.compress_type = zipfile.ZIP_STORED     # the whole archive is gzipped below
+    zout.writestr(info, data)
 
 with zipfile.ZipFile("/out/python_stdlib.zip", "w") as zout:
     for rel in sorted(keep):
@@ -80,11 +121,26 @@ with zipfile.ZipFile("/out/book-py.zip", "w") as zout:
     for pkg in ("calc", "widgets"):
         for fn in sorted(os.listdir("/project/" + pkg)):
             if fn.endswith(".py") and fn not in ("bundle.py", "__main__.py"):
-                src = open(f"/project/{pkg}/{fn}", "rb").read()
-                write(zout, f"{pkg}/{fn}", src)
-                write(zout, f"{pkg}/{fn}c", pyc(src, f"/lib/book-py.zip/{pkg}/{fn}"))
+                src = open(f"/project/{pkg}/{fn}", "rb").read()     # .pyc only: nothing reads the source
+                write(zout, f"{pkg}/{fn}c", pyc(src, f"/lib/book-py.zip/{pkg}/{fn}", "book"))
+
+_ns = {}
+exec(lines_only(compile("def f(x):\\n    y = 1\\n    return 1 / x\\n", "t.py", "exec")), _ns)
+try:
+    _ns["f"](0)
+except ZeroDivisionError as e:
+    assert e.__traceback__.tb_next.tb_lineno == 3, "rewritten line table is wrong"
 
 with open("/out/modules.txt", "w") as f:
     f.write("\\n".join(sorted(keep)) + "\\n")
 `);
 FS.unmount("/out");
+// Each archive is stored uncompressed inside and gzipped as a whole: smaller than deflating
+// file by file, no inflating at every import, and the same size on any static host.
+const { gzipSync, constants } = await import("node:zlib");
+const fsp = await import("node:fs/promises");
+for (const name of ["python_stdlib.zip", "book-py.zip"]) {
+  const file = path.join(outDir, name);
+  await fsp.writeFile(file + ".gz", gzipSync(await fsp.readFile(file), { level: constants.Z_BEST_COMPRESSION }));
+  await fsp.unlink(file);
+}

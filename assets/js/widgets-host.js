@@ -12,6 +12,7 @@
   "use strict";
   if (window.BookWidgets) return;
   const TIMEOUT_MS = 20000;
+  const RETURNING = "book-widgets-returning";   // set once a page's widgets have all gone live
   const hostSrc = document.currentScript ? document.currentScript.src : location.href;
   const meta = (n) => { const m = document.querySelector(`meta[name="${n}"]`); return m && m.content; };
   const root = new URL(meta("site-root") || "./", location.href);
@@ -19,8 +20,10 @@
 
   let worker = null, phase = "idle", failure = "", timer = 0, nextId = 1;
   const mounted = new Map();      // element -> widget record
+  const byUid = new Map();        // widget record by its number (predicted answers name it)
+  let nextUid = 1;
   const waiting = new Map();      // request id -> widget record
-  const stats = { readyMs: null, startedAt: null, liveAt: {}, updates: [], renderMs: [] };
+  const stats = { readyMs: null, startedAt: null, liveAt: {}, updates: [], renderMs: [], applyMs: [] };
 
   const setState = (w, state, text) => { w.el.dataset.state = state; w.status.textContent = text; };
 
@@ -53,13 +56,20 @@
       for (const w of mounted.values()) request(w);
     } else if (data.type === "failed") {
       fail(`Static figure: the interactive version failed to start (${data.message}).`);
+    } else if (data.type === "predicted") {
+      const w = byUid.get(data.uid);
+      if (!w) return;
+      w.ahead.set(canon(JSON.parse(data.params)), data.json);
+      if (w.ahead.size > 12) w.ahead.delete(w.ahead.keys().next().value);
     } else if (data.type === "result") {
       const w = waiting.get(data.id);
       waiting.delete(data.id);
       if (!w) return;
-      w.inflight = 0; stats.renderMs.push(data.ms);
+      w.inflight = 0; stats.renderMs.push(data.ms); if (data.cached) stats.cached = (stats.cached || 0) + 1;
       if (!mounted.has(w.el)) return;
+      const t = performance.now();
       apply(w, JSON.parse(data.json));
+      stats.applyMs.push(performance.now() - t);
       if (w.pending) { w.pending = false; send(w); }
     }
   }
@@ -68,31 +78,75 @@
     if (w.dirtySince == null) w.dirtySince = performance.now();
     if (phase !== "ready") return start();
     if (w.inflight) { w.pending = true; return; }   // latest value wins
+    const ahead = w.ahead.get(canon({ ...w.params, _width: layoutWidth(w) }));
+    if (ahead !== undefined) {                       // predicted: draw now, no round trip
+      stats.renderMs.push(0); stats.cached = (stats.cached || 0) + 1;
+      const t = performance.now();
+      apply(w, JSON.parse(ahead));
+      stats.applyMs.push(performance.now() - t);
+      worker.postMessage({ type: "predict", uid: w.uid, name: w.name, predict: predictions(w) });
+      return;
+    }
     send(w);
+  }
+
+  // Params as a key that does not depend on the order of their names.
+  const canon = (p) => JSON.stringify(Object.keys(p).sort().map((k) => [k, p[k]]));
+
+  function predictions(w) {
+    const width = layoutWidth(w);
+    return likelyNext(w).map((p) => JSON.stringify({ ...p, _width: width }));
   }
 
   function send(w) {
     const id = nextId++;
     waiting.set(id, w); w.inflight = id;
-    const width = w.width || 640;          // kept by a ResizeObserver: no forced layout here
-    worker.postMessage({ type: "render", id, name: w.name, params: JSON.stringify({ ...w.params, _width: width }) });
+    const params = JSON.stringify({ ...w.params, _width: layoutWidth(w) });
+    worker.postMessage({ type: "render", id, uid: w.uid, name: w.name, params, predict: predictions(w) });
+  }
+
+  // The params a reader is likely to ask for next: one step either way on the control last
+  // moved, and the figure's arrow keys.  The worker computes them while it is idle.
+  function likelyNext(w) {
+    const out = [], seen = new Set([JSON.stringify(w.params)]);
+    const add = (params) => { const k = JSON.stringify(params); if (!seen.has(k)) { seen.add(k); out.push(params); } };
+    const p = w.spec[w.lastParam];
+    if (p && (p.type === "int" || p.type === "float") && p.min != null && p.max != null) {
+      for (const dir of [1, -1]) {
+        const v = Number(w.params[p.name]);
+        let next = p.log ? 2 ** (Math.log2(v) + dir * (p.step || 1)) : v + dir * (p.step || 1);
+        next = Math.min(p.max, Math.max(p.min, p.type === "int" ? Math.round(next) : next));
+        add({ ...w.params, [p.name]: next });
+      }
+    }
+    const svg = w.svgBox.querySelector("svg");
+    if (svg && svg.dataset.keys) {
+      for (const [key, change] of Object.entries(JSON.parse(svg.dataset.keys))) {
+        if (key === "Home" || key === "End") continue;
+        add(stepped(w, change));
+      }
+    }
+    return out.slice(0, 4);
   }
 
   function apply(w, data) {
     if (data.error) {
       w.message.hidden = false; w.message.textContent = `Could not redraw: ${data.error}`;
+      stopPlay(w);
       return;
     }
-    w.svgBox.innerHTML = data.svg;
-    w.readouts.replaceChildren(...data.readouts.map(([k, v]) => {
-      const row = document.createElement("div");
-      const dt = document.createElement("dt"); dt.textContent = k;
-      const dd = document.createElement("dd"); dd.textContent = v;
-      row.append(dt, dd); return row;
-    }));
-    w.message.hidden = !data.message; w.message.textContent = data.message || "";
+    patchSvg(w.svgBox, data.svg);
+    patchReadouts(w.readouts, data.readouts);
+    if (w.message.hidden !== !data.message) w.message.hidden = !data.message;
+    if (w.message.textContent !== (data.message || "")) w.message.textContent = data.message || "";
+    if (data.ranges) applyRanges(w, data.ranges);
     if (!w.pending) { w.params = data.params; syncControls(w); }
     prepareFigure(w);
+    const svg = w.svgBox.querySelector("svg");
+    if (svg && "live" in svg.dataset && !w.playing && w.el.dataset.state === "live") {
+      const desc = svg.querySelector("desc");
+      if (desc && w.live.textContent !== desc.textContent) w.live.textContent = desc.textContent;
+    }
     if (w.el.dataset.state !== "live") {
       w.fieldset.disabled = false;
       stats.liveAt[w.name] = performance.now();
@@ -101,12 +155,98 @@
         // Let the worker keep a snapshot for the next page, once the page is quiet.
         const idle = window.requestIdleCallback || ((f) => setTimeout(f, 500));
         idle(() => worker && worker.postMessage({ type: "idle" }), { timeout: 5000 });
+        try { localStorage.setItem(RETURNING, "1"); } catch { /* storage off: no early start */ }
       }
     }
     if (w.dirtySince != null && !w.pending) {
       stats.updates.push(performance.now() - w.dirtySince); w.dirtySince = null;
     }
+    if (w.playing && !w.pending) schedulePlay(w);
     w.el.dispatchEvent(new CustomEvent("widget:render", { detail: data }));
+  }
+
+  // Replace only what changed: re-parsing is cheap, but new nodes cost style, layout and paint.
+  const scratch = document.createElement("template");
+  function patchSvg(box, svgText) {
+    const old = box.firstElementChild;
+    scratch.innerHTML = svgText;
+    const next = scratch.content.firstElementChild;
+    if (!old || !next || old.nodeName !== next.nodeName) { box.replaceChildren(scratch.content); return; }
+    morph(old, next);
+  }
+
+  function morph(a, b) {
+    const ba = b.attributes;
+    for (let i = 0; i < ba.length; i++) {
+      const { name, value } = ba[i];
+      if (a.getAttribute(name) !== value) a.setAttribute(name, value);
+    }
+    const aa = a.attributes;
+    for (let i = aa.length - 1; i >= 0; i--) if (!b.hasAttribute(aa[i].name)) a.removeAttribute(aa[i].name);
+    const kids = [...b.childNodes];
+    for (let i = 0; i < kids.length; i++) {
+      const x = a.childNodes[i], y = kids[i];
+      if (!x) a.appendChild(y);
+      else if (x.nodeType !== y.nodeType || x.nodeName !== y.nodeName) a.replaceChild(y, x);
+      else if (x.nodeType === 1) morph(x, y);
+      else if (x.nodeValue !== y.nodeValue) x.nodeValue = y.nodeValue;
+    }
+    while (a.childNodes.length > kids.length) a.lastChild.remove();
+  }
+
+  function patchReadouts(dl, rows) {
+    for (let i = 0; i < rows.length; i++) {
+      let row = dl.children[i];
+      if (!row) {
+        row = document.createElement("div");
+        row.append(document.createElement("dt"), document.createElement("dd"));
+        dl.append(row);
+      }
+      const [k, v] = rows[i];
+      if (row.firstChild.textContent !== k) row.firstChild.textContent = k;
+      if (row.lastChild.textContent !== v) row.lastChild.textContent = v;
+    }
+    while (dl.children.length > rows.length) dl.lastElementChild.remove();
+  }
+
+  // A parameter whose range depends on others (e.g. the number of steps).
+  function applyRanges(w, ranges) {
+    for (const [name, [lo, hi]] of Object.entries(ranges)) {
+      const p = w.spec[name];
+      if (!p) continue;
+      p.min = lo; p.max = hi;
+      const el = w.form.elements[name];
+      if (el && el.type === "range") {
+        if (el.min !== String(lo)) el.min = lo;
+        if (el.max !== String(hi)) el.max = hi;
+      }
+    }
+  }
+
+  // --- play / pause (a slider with a play button steps itself forward) ---------
+  const PLAY_MS = 900;
+  function togglePlay(w, button) {
+    if (w.playing) return stopPlay(w);
+    const p = w.spec[button.dataset.play];
+    if (!p || w.el.dataset.state !== "live") return;
+    w.playing = p.name; button.textContent = "Pause"; button.setAttribute("aria-pressed", "true");
+    if (Number(w.params[p.name]) >= p.max) { w.params = { ...w.params, [p.name]: p.min }; syncControls(w); request(w); }
+    else schedulePlay(w);
+  }
+  function schedulePlay(w) {
+    clearTimeout(w.playTimer);
+    w.playTimer = setTimeout(() => {
+      const p = w.spec[w.playing];
+      if (!p || !w.playing) return;
+      if (Number(w.params[p.name]) >= p.max) return stopPlay(w);
+      nudge(w, { [p.name]: 1 });
+    }, PLAY_MS);
+  }
+  function stopPlay(w) {
+    if (!w.playing) return;
+    w.playing = null; clearTimeout(w.playTimer);
+    const b = w.form.querySelector(".wc-play");
+    if (b) { b.textContent = "Play"; b.setAttribute("aria-pressed", "false"); }
   }
 
   // --- controls -------------------------------------------------------------
@@ -137,6 +277,10 @@
         if (out) out.textContent = fmt(p, v);
       } else if (readControl(p, el) !== v && !(el === document.activeElement && el.value === "")) el.value = String(v);
     }
+    for (const box of w.form.querySelectorAll("[data-when]")) {
+      const show = Object.entries(JSON.parse(box.dataset.when)).every(([k, vals]) => vals.includes(String(w.params[k])));
+      if (box.hidden === show) box.hidden = !show;
+    }
   }
 
   function onInput(w, e) {
@@ -149,11 +293,19 @@
       if (out) out.textContent = fmt(p, v);
       el.setAttribute("aria-valuetext", fmt(p, v));
     }
+    if (w.playing) stopPlay(w);
+    w.lastParam = p.name;
     w.params = { ...w.params, [p.name]: v };
+    if (p.show_if || w.form.querySelector("[data-when]")) syncControls(w);
     request(w);
   }
 
   function nudge(w, changes) {
+    w.lastParam = null;
+    w.params = stepped(w, changes); syncControls(w); request(w);
+  }
+
+  function stepped(w, changes) {
     const next = { ...w.params };
     for (const [name, delta] of Object.entries(changes)) {
       const p = w.spec[name];
@@ -164,7 +316,7 @@
       if (p.step) v = p.min + Math.round((v - p.min) / p.step) * p.step;
       next[name] = p.type === "int" ? Math.round(v) : v;
     }
-    w.params = next; syncControls(w); request(w);
+    return next;
   }
 
   // A figure that declares keys or drags becomes focusable and says how to use it.
@@ -180,12 +332,15 @@
 
   function wireFigure(w, signal) {
     const box = w.svgBox;
+    box.addEventListener("focus", () => {
+      if (phase === "ready") worker.postMessage({ type: "predict", uid: w.uid, name: w.name, predict: predictions(w) });
+    }, { signal });
     box.addEventListener("keydown", (e) => {
       const svg = box.querySelector("svg");
       if (w.el.dataset.state !== "live" || !svg || !svg.dataset.keys) return;
       const change = JSON.parse(svg.dataset.keys)[e.key];
       if (!change) return;
-      e.preventDefault(); nudge(w, change);
+      e.preventDefault(); stopPlay(w); nudge(w, change);
     }, { signal });
     let drag = null;
     box.addEventListener("pointerdown", (e) => {
@@ -215,15 +370,21 @@
   }
 
   // --- mount / unmount ---------------------------------------------------------
-  const resizer = "ResizeObserver" in window
+  // The width the figure is laid out for.  Within 20% of the build's width the static
+  // figure is only scaled (the SVG has a viewBox), so the first live drawing is the
+  // same SVG and costs no layout; phones and wide screens get their own layout.
+  const STATIC_WIDTH = 640;
+  const layoutWidth = (w) => (!w.width || Math.abs(w.width - STATIC_WIDTH) <= 0.2 * STATIC_WIDTH ? STATIC_WIDTH : w.width);
+
+  const resizer = "ResizeObserver" in window     // widths without forcing a layout
     ? new ResizeObserver((entries) => {
       for (const e of entries) {
         const w = [...mounted.values()].find((m) => m.svgBox === e.target);
         const width = Math.round(e.contentRect.width);
         if (!w || !width || Math.abs(width - (w.width || 0)) < 8) continue;
-        const first = !w.width;
+        const before = layoutWidth(w);
         w.width = width;
-        if (!first && w.el.dataset.state === "live") request(w);   // re-lay out for the new width
+        if (layoutWidth(w) !== before && w.el.dataset.state === "live") request(w);   // re-lay out
       }
     })
     : null;
@@ -242,13 +403,31 @@
       svgBox: el.querySelector(".widget-svg"), readouts: el.querySelector(".widget-readouts"),
       form: el.querySelector(".widget-controls"), fieldset: el.querySelector(".widget-controls fieldset"),
       status: el.querySelector(".widget-status"), message: el.querySelector(".widget-message"),
-      inflight: 0, pending: false, dirtySince: null,
+      inflight: 0, pending: false, dirtySince: null, playing: null, playTimer: 0,
+      uid: nextUid++, ahead: new Map(),
     };
+    byUid.set(w.uid, w);
+    w.live = el.querySelector(".widget-live");
+    if (!w.live) {   // screen readers hear each new frame of a figure that asks for it (data-live)
+      w.live = document.createElement("p"); w.live.className = "widget-live"; w.live.setAttribute("aria-live", "polite");
+      el.append(w.live);
+    }
     mounted.set(el, w);
     const signal = ac.signal;
     w.form.addEventListener("input", (e) => onInput(w, e), { signal });
     w.form.addEventListener("change", (e) => { if (e.target.type !== "range") onInput(w, e); }, { signal });
     w.form.addEventListener("submit", (e) => e.preventDefault(), { signal });
+    // A control that gets focus is about to move: have its neighbouring values computed.
+    w.form.addEventListener("focusin", (e) => {
+      const p = w.spec[e.target.name];
+      if (!p || phase !== "ready" || !(p.type === "int" || p.type === "float")) return;
+      w.lastParam = p.name;
+      worker.postMessage({ type: "predict", uid: w.uid, name: w.name, predict: predictions(w) });
+    }, { signal });
+    w.form.addEventListener("click", (e) => {
+      const b = e.target.closest && e.target.closest(".wc-play");
+      if (b) { e.preventDefault(); togglePlay(w, b); }
+    }, { signal });
     for (const ev of ["pointerenter", "focusin", "touchstart"]) el.addEventListener(ev, start, { signal, passive: true });
     wireFigure(w, signal);
     if (phase === "failed") setState(w, "failed", failure);
@@ -262,10 +441,11 @@
   function unmount(el) {
     const w = mounted.get(el);
     if (!w) return;
+    stopPlay(w);
     w.ac.abort();
     if (observer) observer.unobserve(el);
     if (resizer) resizer.unobserve(w.svgBox);
-    mounted.delete(el);
+    mounted.delete(el); byUid.delete(w.uid);
     w.fieldset.disabled = true;
     setState(w, "static", "Static figure.");
   }
@@ -273,8 +453,12 @@
   function mountAll() {
     document.querySelectorAll(".widget[data-widget]").forEach(mount);
     if (!mounted.size) return;
-    // A widget already on screen: start now rather than after the first observer callback.
-    if ([...mounted.keys()].some((el) => el.getBoundingClientRect().top < innerHeight + 800)) start();
+    // The IntersectionObserver starts the runtime for a widget near the screen (its first
+    // report comes with the first layout; asking for positions here would force one early).
+    // A returning reader has the runtime cached (files and snapshot): start at once.
+    let returning = false;
+    try { returning = localStorage.getItem(RETURNING) === "1"; } catch { /* storage off */ }
+    if (returning) start();
     const idle = window.requestIdleCallback || ((f) => setTimeout(f, 1500));
     const preload = () => idle(start, { timeout: 3000 });
     if (document.readyState === "complete") preload(); else addEventListener("load", preload, { once: true });

@@ -2,9 +2,13 @@
 // Protocol (postMessage):
 //   page -> worker  {type: "init", root, base}          root: site root URL, base: Pyodide files URL
 //   worker -> page  {type: "ready", ms, marks, snapshot} | {type: "failed", message}
-//   page -> worker  {type: "render", id, name, params}  params: JSON text
-//   worker -> page  {type: "result", id, json, ms}      json: widgets.render_json's answer
-//   page -> worker  {type: "idle"}                      the page is idle: save a snapshot if none
+//   page -> worker  {type: "render", id, uid, name, params, predict}  params: JSON text;
+//                                                       predict: params likely next (computed when idle)
+//   worker -> page  {type: "result", id, json, ms, cached}  json: widgets.render_json's answer
+//   page -> worker  {type: "predict", uid, name, predict}   only compute the likely next params
+//   worker -> page  {type: "predicted", uid, params, json}  one of them, for the page to keep
+//   page -> worker  {type: "idle"}                      the page is idle: save a snapshot if none,
+//                                                       once no render has run for QUIET_MS
 // Module worker: pyodide.mjs is an ES module.
 //
 // Next-page speed: after the first boot the interpreter's memory, with calc and
@@ -18,6 +22,34 @@ const marks = {};                          // boot phases, ms since boot started
 const queue = [];
 const SNAPSHOT_CACHE = "book-widgets-snapshot";
 
+// Downloads started before Pyodide asks for them: Pyodide requests the wasm and the
+// standard library only after pyodide.mjs has loaded and run; the first fetch of such a
+// URL gets the response already under way.
+// The archives are gzipped files (PACKED = ".gz" in book-runtime.mjs); Pyodide asks
+// for the plain name and gets the unpacked bytes.
+const early = new Map();
+const packed = new Map();                  // URL Pyodide asks for -> the gzipped file holding it
+const plainFetch = self.fetch.bind(self);
+self.fetch = (input, init) => {
+  const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+  const started = early.get(url);
+  if (started) { early.delete(url); return started; }
+  if (packed.has(url)) return fetchUnpacked(packed.get(url));
+  return plainFetch(input, init);
+};
+function prefetch(url) {
+  const p = packed.has(url) ? fetchUnpacked(packed.get(url)) : plainFetch(url, { credentials: "same-origin" });
+  p.catch(() => {});                       // reported by Pyodide, which awaits the same promise
+  early.set(url, p);
+}
+async function fetchUnpacked(url) {
+  const res = await plainFetch(url, { credentials: "same-origin" });
+  if (!res.ok) return res;
+  const bytes = new Uint8Array(await res.arrayBuffer());
+  if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) return new Response(bytes);   // the host un-gzipped it
+  return new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip")));
+}
+
 async function cachedSnapshot(url) {
   try {
     const cache = await caches.open(SNAPSHOT_CACHE);
@@ -26,28 +58,45 @@ async function cachedSnapshot(url) {
   } catch { return null; }                 // no Cache API (plain http, private mode): boot normally
 }
 
+// For the benchmark: when the wasm module is compiled and instantiated.
+const instantiateStreaming = WebAssembly.instantiateStreaming;
+let bootStart = 0;
+WebAssembly.instantiateStreaming = async (...args) => {
+  const result = await instantiateStreaming(...args);
+  marks.wasm ??= performance.now() - bootStart;
+  return result;
+};
+
 async function boot({ root, base }) {
-  const t0 = performance.now();
+  const t0 = bootStart = performance.now();
   const py = new URL("pyodide/", root);
   // Everything the interpreter needs, fetched in parallel.
   const config = import(new URL("book-runtime.mjs", py).href);
   const pyodideModule = import(new URL("pyodide.mjs", base).href);
-  pyodideModule.catch(() => {});           // a failure is reported where it is awaited
-  const { KEY, LOCK } = await config;
+  const asmModule = import(new URL("pyodide.asm.mjs", base).href);
+  prefetch(new URL("pyodide.asm.wasm", base).href);
+  for (const m of [pyodideModule, asmModule]) m.catch(() => {});   // reported where awaited
+  const { KEY, LOCK, PACKED = "" } = await config;
+  const stdlib = new URL(`python_stdlib.zip?v=${KEY}`, py).href;
+  if (PACKED) packed.set(stdlib, new URL(`python_stdlib.zip${PACKED}?v=${KEY}`, py).href);
+  prefetch(stdlib);
   snapshotKey = new URL(`snapshot-${KEY}-${LOCK.info.version}.bin`, py).href;
   const snapshot = cachedSnapshot(snapshotKey);
-  const bookZip = fetch(new URL(`book-py.zip?v=${KEY}`, py)).then((r) => {
+  const bookUrl = new URL(`book-py.zip${PACKED}?v=${KEY}`, py).href;
+  const bookZip = (PACKED ? fetchUnpacked(bookUrl) : plainFetch(bookUrl)).then((r) => {
     if (!r.ok) throw new Error(`book-py.zip: HTTP ${r.status}`);
     return r.arrayBuffer();
   });
   bookZip.catch(() => {});                 // reported below, where it is awaited
   const { loadPyodide } = await pyodideModule;
+  const asm = asmModule.then((m) => m.default);   // loadPyodide awaits it: no need to wait here
   marks.module = performance.now() - t0;
   const options = (snap) => ({
     indexURL: base,
-    stdLibURL: new URL(`python_stdlib.zip?v=${KEY}`, py).href,
+    stdLibURL: stdlib,
     lockFileContents: LOCK,                // no package index to fetch: we install no packages
     packageBaseUrl: base,
+    createPyodideModule: asm,
     env: { PYTHONDONTWRITEBYTECODE: "1" },
     fsInit: async (FS) => { FS.writeFile("/lib/book-py.zip", new Uint8Array(await bookZip)); },
     ...(snap ? { _loadSnapshot: snap } : { _makeSnapshot: true }),
@@ -69,8 +118,9 @@ async function boot({ root, base }) {
   if (!renderJson) {
     pyodide = await loadPyodide(options(null));
     marks.interpreter = performance.now() - t0;
-    pyodide.runPython("import sys\nsys.path.insert(0, '/lib/book-py.zip')\nimport widgets\n" +
-                      "for _n in widgets.NAMES:\n    widgets.get(_n)\n");
+    // Only the package: each widget module is imported by its first render, so the
+    // widgets on screen draw before the others load (all are imported before a snapshot).
+    pyodide.runPython("import sys, gc\nsys.path.insert(0, '/lib/book-py.zip')\nimport widgets\ngc.freeze()\n");
     renderJson = pyodide.pyimport("widgets").render_json;
   } else {
     snapshotSaved = true;
@@ -84,6 +134,8 @@ async function saveSnapshot() {
   if (snapshotSaved || !pyodide || !snapshotKey) return;
   snapshotSaved = true;
   try {
+    // Everything imported and moved out of the collector's way (gc.freeze) before the copy.
+    pyodide.runPython("import gc, widgets\nfor _n in widgets.NAMES:\n    widgets.get(_n)\ngc.collect()\ngc.freeze()\n");
     const bytes = pyodide.makeMemorySnapshot();
     const cache = await caches.open(SNAPSHOT_CACHE);
     for (const old of await cache.keys()) await cache.delete(old);
@@ -93,12 +145,62 @@ async function saveSnapshot() {
   }
 }
 
+// The snapshot blocks the worker for a few hundred ms: wait until no render has been
+// asked for in QUIET_MS, so it never delays a reader's first moves.
+const QUIET_MS = 1000;
+let lastRender = 0;
+function saveWhenQuiet() {
+  const wait = lastRender + QUIET_MS - performance.now();
+  if (wait > 0) setTimeout(saveWhenQuiet, wait);
+  else saveSnapshot();
+}
+
+// Renders are pure functions of (widget, params): keep recent answers, and while idle
+// compute the ones the page predicts next (the neighbouring slider or key step), so a
+// reader stepping through values gets an answer that is already there.
+const CACHE_MAX = 96;
+const answers = new Map();                 // key -> json (insertion order = age)
+let predictions = [];                      // [{name, params}] still to compute
+let predicting = 0;
+
+const keyOf = (name, params) => {
+  const p = JSON.parse(params);
+  return name + JSON.stringify(Object.keys(p).sort().map((k) => [k, p[k]]));
+};
+
+function compute(name, params) {
+  const key = keyOf(name, params);
+  let json = answers.get(key);
+  if (json !== undefined) { answers.delete(key); answers.set(key, json); return [json, true]; }
+  try { json = renderJson(name, params); }
+  catch (err) { json = JSON.stringify({ error: String(err && err.message || err).slice(-500) }); }
+  answers.set(key, json);
+  if (answers.size > CACHE_MAX) answers.delete(answers.keys().next().value);
+  return [json, false];
+}
+
 function render(msg) {
   const t0 = performance.now();
-  let json;
-  try { json = renderJson(msg.name, msg.params); }
-  catch (err) { json = JSON.stringify({ error: String(err && err.message || err).slice(-500) }); }
-  postMessage({ type: "result", id: msg.id, json, ms: performance.now() - t0 });
+  lastRender = t0;
+  const [json, cached] = compute(msg.name, msg.params);
+  postMessage({ type: "result", id: msg.id, json, ms: performance.now() - t0, cached });
+  predict(msg);
+}
+
+// Predicted answers go to the page as well, which then redraws without a round trip.
+function predict(msg) {
+  predictions = (msg.predict || []).map((params) => ({ uid: msg.uid, name: msg.name, params }));
+  if (!predicting && predictions.length) predicting = setTimeout(predictNext, 0);
+}
+
+function predictNext() {                    // one per task, so a real request never waits long
+  predicting = 0;
+  const next = predictions.shift();
+  if (!next) return;
+  const [json] = compute(next.name, next.params);
+  postMessage({ type: "predicted", uid: next.uid, params: next.params, json });
+  lastRender = performance.now();
+  if (predictions.length) predicting = setTimeout(predictNext, 0);
 }
 
 self.onmessage = (event) => {
@@ -110,7 +212,9 @@ self.onmessage = (event) => {
     );
   } else if (msg.type === "render") {
     if (renderJson) render(msg); else queue.push(msg);
+  } else if (msg.type === "predict") {
+    if (renderJson) predict(msg);
   } else if (msg.type === "idle") {
-    saveSnapshot();
+    saveWhenQuiet();
   }
 };

@@ -37,7 +37,8 @@ PAGE = """<!doctype html>
 def make_site(site: Path, pages: dict[str, list[tuple[str, dict]]] | None = None) -> Path:
     """Write pages (path -> [(widget, params)]), the assets and the Python runtime into ``site``."""
     pages = pages or {
-        "chapters/widgets.html": [("roofline", {}), ("blockgrid", {})],
+        "chapters/widgets.html": [("roofline", {}), ("blockgrid", {}), ("attention-runner", {}),
+                                  ("steps", {})],
         "chapters/next.html": [("roofline", {"device": "a100-sxm-80gb"})],
     }
     for rel in ("assets/js/widgets-host.js", "assets/js/widgets-worker.js", "assets/css/widgets.css"):

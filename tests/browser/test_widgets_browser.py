@@ -1,7 +1,10 @@
 """The widgets in a real browser: live, keyboard, clicks, failure modes, nothing off-site."""
+import json
+import math
 import re
 
 import widgets
+from calc import kernels
 
 PAGE = "chapters/widgets.html"
 LIVE = "[...document.querySelectorAll('.widget')].every(w => w.dataset.state === 'live')"
@@ -122,3 +125,74 @@ def test_phone_width_fits_and_goes_live(web, site_url):
     assert page.evaluate("document.documentElement.scrollWidth") <= 360
     width = page.locator('.widget[data-widget="roofline"] .widget-svg svg').get_attribute("width")
     assert int(width) < 400          # re-laid out for the phone, not shrunk from 640
+
+
+def svg_values(root):
+    return json.loads(root.locator(".widget-svg > svg").get_attribute("data-values"))
+
+
+def close(a, b, ulps=8):
+    """Equal within a few units in the last place of 1.0 (|O| is about 1): Pyodide's libm
+    (musl) rounds exp() differently from glibc, and sums carry the difference along."""
+    assert len(a) == len(b) and all(len(ra) == len(rb) for ra, rb in zip(a, b))
+    worst = max(abs(x - y) for ra, rb in zip(a, b) for x, y in zip(ra, rb))
+    return worst <= ulps * math.ulp(1.0)
+
+
+def test_attention_runner_runs_the_chosen_kernel_in_pyodide(web, site_url):
+    page = open_live(web, site_url)
+    root = page.locator('.widget[data-widget="attention-runner"]')
+    tile = root.locator('input[name="block_rows"]')
+    assert tile.is_hidden()
+    root.locator('select[name="kernel"]').select_option("flash")
+    page.wait_for_function("el => el.querySelector('dd').textContent.startsWith('attention_flash')",
+                           arg=root.element_handle())
+    assert tile.is_visible() and root.locator('input[name="tile"]').is_hidden()
+    slider = root.locator('input[name="n"]')
+    after_render(page, root, lambda: (slider.focus(), page.keyboard.press("ArrowRight"), page.keyboard.press("ArrowRight")))
+    page.wait_for_function("el => el.querySelector('dd:nth-of-type(1)') && "
+                           "[...el.querySelectorAll('dd')].some(d => d.textContent.startsWith('Q, K, V: 8×4'))",
+                           arg=root.element_handle())
+    params = {"kernel": "flash", "n": 8}
+    Q, K, V = kernels.random_inputs(8, 4, 1)
+    assert close(svg_values(root), kernels.attention_flash(Q, K, V, 2, 3))
+    got = readouts(root.locator(".widget-readouts"))
+    expected = dict(widgets.render("attention-runner", params)["readouts"])
+    assert got["Kernel"] == expected["Kernel"] and got["Agrees with the reference"].startswith("yes")
+    assert got["Rows of P sum to 1"].startswith("max |Σ − 1| = ")
+    assert web.errors == []
+
+
+def test_steps_slider_keys_and_play(web, site_url):
+    page = open_live(web, site_url)
+    root = page.locator('.widget[data-widget="steps"]')
+    slider = root.locator('input[name="step"]')
+    assert slider.get_attribute("max") == str(widgets.render("steps", {})["ranges"]["step"][1])
+    root.locator(".widget-svg").focus()
+    for _ in range(2):
+        page.keyboard.press("ArrowRight")
+    page.wait_for_function("el => el.querySelector('input[name=step]').value === '3'", arg=root.element_handle())
+    expected = dict(widgets.render("steps", {"step": 3})["readouts"])
+    page.wait_for_function("([el, v]) => [...el.querySelectorAll('dd')].some(d => d.textContent === v)",
+                           arg=[root.element_handle(), expected["Elements loaded so far"]])
+    assert readouts(root.locator(".widget-readouts")) == expected
+    assert root.locator(".widget-live").text_content().startswith("Step 3 of 18. Output tile (0, 1)")
+    page.keyboard.press("End")
+    page.wait_for_function("el => el.querySelector('input[name=step]').value === el.querySelector('input[name=step]').max",
+                           arg=root.element_handle())
+    slider.focus()
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_function("el => +el.querySelector('input[name=step]').value === +el.querySelector('input[name=step]').max - 1",
+                           arg=root.element_handle())
+    # Systolic: the size controls swap, the step range follows calc's frame count.
+    root.locator('select[name="animation"]').select_option("systolic")
+    page.wait_for_function("el => el.querySelector('input[name=step]').max === '7'", arg=root.element_handle())
+    assert root.locator('input[name="rows"]').is_visible() and root.locator('input[name="tile"]').is_hidden()
+    play = root.locator("button.wc-play")
+    play.click()
+    assert play.get_attribute("aria-pressed") == "true"
+    page.wait_for_function("el => +el.querySelector('input[name=step]').value >= 3", arg=root.element_handle(),
+                           timeout=10_000)
+    play.click()
+    assert play.inner_text() == "Play"
+    assert web.errors == []

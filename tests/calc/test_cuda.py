@@ -108,3 +108,22 @@ def test_linear_thread_numbers_are_a_bijection(x, y, z):
     block = Dim3(x, y, z)
     ids = [cuda.linear_thread(t, block) for t in block.indices()]
     assert ids == list(range(block.count))
+
+
+def test_tensor_core_multiples_are_sixteen_bytes_of_the_dtype():
+    assert cuda.tensor_core_multiple("fp16") == 8
+    assert cuda.tensor_core_multiple("bf16") == 8
+    assert cuda.tensor_core_multiple("tf32") == 4
+    assert cuda.tensor_core_multiple("int8") == 16
+    assert cuda.tensor_core_multiple("fp64") == 2
+    assert cuda.tensor_core_multiple("fp16", cuda.TC_ALIGN_BYTES_A100) == 64
+    with pytest.raises(ValueError):
+        cuda.tensor_core_multiple("fp64", 4)
+
+
+def test_pad_to_multiple():
+    assert cuda.pad_to_multiple(50257, 8) == 50264
+    assert cuda.pad_to_multiple(64, 8) == 64
+    assert cuda.pad_to_multiple(0, 8) == 0
+    with pytest.raises(ValueError):
+        cuda.pad_to_multiple(5, 0)

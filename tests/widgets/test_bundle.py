@@ -1,4 +1,6 @@
 """build_runtime: the files the browser needs, and a no-op rebuild."""
+import gzip
+import io
 import time
 import zipfile
 from pathlib import Path
@@ -10,13 +12,18 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_build_runtime_writes_trimmed_precompiled_runtime(tmp_path):
     files = build_runtime(tmp_path, ROOT)
-    assert {"pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "book-py.zip",
+    assert {"pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip.gz", "book-py.zip.gz",
             "book-runtime.mjs"} <= set(files)
     full = (ROOT / "node_modules/pyodide/python_stdlib.zip").stat().st_size
-    assert files["python_stdlib.zip"] < full / 2
-    names = zipfile.ZipFile(tmp_path / "pyodide/book-py.zip").namelist()
-    assert "calc/roofline.py" in names and "widgets/roofline.pyc" in names and "widgets/bundle.py" not in names
-    assert "LOCK" in (tmp_path / "pyodide/book-runtime.mjs").read_text()
+    assert files["python_stdlib.zip.gz"] < full / 3
+    stdlib = zipfile.ZipFile(io.BytesIO(gzip.decompress((tmp_path / "pyodide/python_stdlib.zip.gz").read_bytes())))
+    assert "typing.pyc" in stdlib.namelist() and "typing.py" not in stdlib.namelist()
+    assert {i.compress_type for i in stdlib.infolist()} == {zipfile.ZIP_STORED}
+    names = zipfile.ZipFile(io.BytesIO(gzip.decompress((tmp_path / "pyodide/book-py.zip.gz").read_bytes()))).namelist()
+    assert "calc/kernels.pyc" in names and "widgets/steps.pyc" in names
+    assert not any(n.endswith(".py") for n in names) and "widgets/bundle.pyc" not in names
+    config = (tmp_path / "pyodide/book-runtime.mjs").read_text()
+    assert "LOCK" in config and 'PACKED = ".gz"' in config
     mtime = (tmp_path / "pyodide/pyodide.asm.wasm").stat().st_mtime_ns
     t0 = time.perf_counter()
     build_runtime(tmp_path, ROOT)

@@ -80,3 +80,20 @@ def test_typst_gets_svg_figure_and_readout_table(tmp_path):
 
 def test_other_divs_untouched(tmp_path):
     assert '<div class="note">' in pandoc(tmp_path, "html")
+
+
+def test_animation_prints_key_frames_side_by_side(tmp_path):
+    src = tmp_path / "anim.md"
+    src.write_text('::: {#fig-sa .widget name="steps" animation="systolic" rows="2" cols="2" depth="2"}\n'
+                   "A systolic array.\n:::\n")
+    env = {**os.environ, "BOOK_PYTHON": sys.executable}
+    out = subprocess.run([pypandoc.get_pandoc_path(), str(src), "--lua-filter", str(FILTER), "-t", "typst",
+                          "--extract-media=media"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         check=True).stdout
+    frames = sorted(p.name for p in (tmp_path / "media").glob("widget-steps-*.svg"))
+    assert frames == ["widget-steps-1-step1.svg", "widget-steps-1-step2.svg", "widget-steps-1-step4.svg"]
+    assert out.count("image(") == 3 and "<fig-sa>" in out
+    assert "[Result equals A·B], [yes]" in out          # readouts of the last key frame
+    for p in (tmp_path / "media").glob("*.svg"):
+        n = p.stem.rsplit("step", 1)[1]
+        assert f">Step {n} of 4." in p.read_text()     # each frame says which step it is

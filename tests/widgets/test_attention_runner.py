@@ -1,0 +1,62 @@
+"""Attention runner: the kernels of calc.kernels, their output and the check against the reference."""
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+import widgets
+from calc import kernels
+
+
+def render(**params):
+    return widgets.render("attention-runner", params)
+
+
+@pytest.mark.parametrize("kernel", list(kernels.KERNELS))
+def test_figure_carries_the_kernels_output(kernel):
+    r = render(kernel=kernel, n=5, d=3, seed=7, tile=2, block_rows=2, block_cols=2)
+    Q, K, V = kernels.random_inputs(5, 3, 7)
+    expected = kernels.run(kernel, Q, K, V, tile=2, block_rows=2, block_cols=2)
+    assert json.loads(ET.fromstring(r["svg"]).get("data-values")) == expected
+    got = dict(r["readouts"])
+    assert got["Kernel"].startswith(kernels.KERNELS[kernel].__name__ + "(Q, K, V")
+    assert got["Agrees with the reference"].startswith("yes")
+    assert r["message"] is None
+
+
+def test_readouts_are_calcs_check():
+    r = dict(render(kernel="flash", n=9, d=4, seed=3, block_rows=4, block_cols=2)["readouts"])
+    Q, K, V = kernels.random_inputs(9, 4, 3)
+    c = kernels.check(kernels.attention_flash(Q, K, V, 4, 2), Q, K, V)
+    from widgets.attention_runner import sci
+    assert r["max |O − O_ref|"] == sci(c.max_abs_error)
+    assert r["Rows of P sum to 1"] == f"max |Σ − 1| = {sci(c.max_row_sum_error)}"
+    assert r["Kernel"] == "attention_flash(Q, K, V, block_rows=4, block_cols=2)"
+
+
+def test_sci_never_prints_a_nonzero_error_as_zero():
+    from widgets.attention_runner import sci
+    assert sci(0.0) == "0" and sci(2.220446049250313e-16) == "2.2 × 10⁻¹⁶"
+
+
+def test_flash_says_p_is_never_stored():
+    svg = render(kernel="flash")["svg"]
+    assert "never stored" in svg and "in memory" not in svg
+    assert "in memory" in render(kernel="naive")["svg"]
+
+
+def test_size_controls_show_only_for_their_kernel():
+    naive = widgets.static_html("attention-runner", {"kernel": "naive"})
+    tiled = widgets.static_html("attention-runner", {"kernel": "tiled"})
+    when = "data-when='{&quot;kernel&quot;:[&quot;tiled&quot;]}'"
+    assert f"{when} hidden" in naive
+    assert f"{when} class" in tiled
+
+
+@pytest.mark.parametrize("width", [300, 360, 640, 900])
+def test_fits_its_width_at_the_largest_size(width):
+    svg = ET.fromstring(render(n=16, d=8, _width=width)["svg"])
+    assert float(svg.get("width")) <= width
+    for el in svg.iter():
+        if el.get("x") is not None:
+            assert float(el.get("x")) < width, el.attrib

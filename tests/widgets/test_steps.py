@@ -1,0 +1,99 @@
+"""Step animations: one frame per step of calc's frame generators, keys, key frames for print."""
+import json
+import math
+import xml.etree.ElementTree as ET
+
+import pytest
+
+import widgets
+from calc import attention, systolic, tiling
+from widgets import steps
+
+
+def render(**params):
+    return widgets.render("steps", params)
+
+
+@pytest.mark.parametrize("params, count", [
+    ({"animation": "tiled-matmul", "m": 5, "n": 7, "k": 4, "tile": 3}, len(list(tiling.frames(5, 7, 4, 3)))),
+    ({"animation": "systolic", "rows": 2, "cols": 4, "depth": 3}, 3 + 2 + 4 - 2),
+    ({"animation": "online-softmax", "length": 10, "block": 4}, 3),
+])
+def test_one_step_per_calc_frame_and_the_step_is_clamped(params, count):
+    r = render(**params, step=10**6)
+    assert r["ranges"] == {"step": [1, count]} and r["params"]["step"] == count
+    assert dict(r["readouts"])["Step"] == f"{count} of {count}"
+    html = widgets.static_html("steps", {**params, "step": 2})
+    assert f'name="step" value="2" min="1" max="{count}"' in html
+
+
+def test_tiled_step_shows_calcs_frame():
+    frames = list(tiling.frames(6, 6, 4, 2))
+    r = dict(render(animation="tiled-matmul", m=6, n=6, k=4, tile=2, step=8)["readouts"])
+    f = frames[7]
+    assert r["Output tile"].startswith(f"({f['tile'][0]}, {f['tile'][1]})")
+    assert r["Phase"] == f"{f['phase'] + 1} of 2"
+    assert r["Elements loaded so far"].startswith(f"{f['loads_so_far']} of {tiling.tiled_global_loads(6, 6, 4, 2)}")
+
+
+def test_systolic_last_step_holds_the_product():
+    A, B = steps.operands(3, 4, 2)
+    last = list(systolic.frames(A, B))[-1]
+    r = render(animation="systolic", rows=3, depth=4, cols=2, step=10**6)
+    assert dict(r["readouts"])["Result equals A·B"] == "yes"
+    svg = r["svg"]
+    for row in last["acc"]:
+        for v in row:
+            assert f">{v:g}</text>" in svg
+
+
+def test_online_softmax_state_is_calcs():
+    row = steps.softmax_input(12, 4)
+    s = attention.online_softmax_steps(row, 3)
+    r = dict(render(animation="online-softmax", length=12, block=3, seed=4, step=2)["readouts"])
+    from calc import fmt
+    assert r["Running maximum m"] == fmt.num(s[1].m, 4) and r["Running sum ℓ"] == fmt.num(s[1].l, 4)
+    final = dict(render(animation="online-softmax", length=12, block=3, seed=4, step=4)["readouts"])
+    assert float(final["exp(x − m)/ℓ vs two-pass softmax"].split()[-1]) < 1e-15
+
+
+def test_figure_takes_arrow_keys_and_announces_each_step():
+    svg = ET.fromstring(render()["svg"])
+    keys = json.loads(svg.get("data-keys"))
+    assert keys["ArrowRight"] == {"step": 1} and keys["ArrowLeft"] == {"step": -1}
+    assert "data-live" in svg.attrib and svg.find("{http://www.w3.org/2000/svg}desc").text
+
+
+def test_play_button_and_hidden_controls_in_static_html():
+    html = widgets.static_html("steps", {"animation": "systolic"})
+    assert 'class="wc-play" data-play="step"' in html
+    assert "data-when='{&quot;animation&quot;:[&quot;tiled-matmul&quot;]}' hidden" in html
+    assert "data-when='{&quot;animation&quot;:[&quot;systolic&quot;]}' class" in html
+
+
+def test_key_frames_first_middle_last():
+    p = widgets.render("steps", {"animation": "systolic"})["params"]
+    assert steps.key_frames(p) == [1, 4, 7]
+    assert steps.key_frames({**p, "rows": 1, "cols": 1, "depth": 1}) == [1]
+
+
+@pytest.mark.parametrize("animation", ["tiled-matmul", "systolic", "online-softmax"])
+@pytest.mark.parametrize("width", [300, 360, 640])
+def test_every_animation_fits_its_width(animation, width):
+    for step in (1, 10**6):
+        svg = ET.fromstring(render(animation=animation, step=step, _width=width)["svg"])
+        assert float(svg.get("width")) <= width
+        xs = [float(el.get("x")) for el in svg.iter() if el.get("x") is not None]
+        assert max(xs) < width and min(xs) >= 0
+        assert not math.isnan(float(svg.get("height")))
+
+
+@pytest.mark.parametrize("animation", ["tiled-matmul", "systolic", "online-softmax"])
+def test_text_stays_inside_a_phone_width_figure(animation):
+    from widgets._svg import text_width
+    for step in (1, 10**6):
+        svg = ET.fromstring(render(animation=animation, step=step, _width=320)["svg"])
+        for el in svg.iter("{http://www.w3.org/2000/svg}text"):
+            if el.get("text-anchor") in (None, "start"):
+                size = 11.5 if "wg-small" in (el.get("class") or "") else 13
+                assert float(el.get("x")) + text_width(el.text, size) <= 320 + 8, el.text
