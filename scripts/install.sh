@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 need_apt=()
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 command -v pdftotext >/dev/null 2>&1 || need_apt+=(poppler-utils)
+command -v dot >/dev/null 2>&1 || need_apt+=(graphviz)  # lays out the chapter map (appendices/chapter-map.qmd)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_apt+=(postgresql)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then

@@ -1,0 +1,187 @@
+--[[ glossary.lua: glossary terms declared in chapters' front matter.
+
+  terms:
+    - term: arithmetic intensity
+      def: "The FLOPs a kernel performs per byte it moves."
+
+In prose, `[arithmetic intensity]{.term}` (or `[intensities]{.term key="arithmetic
+intensity"}`) becomes a link to the term's entry on the glossary page
+(`#term-<slug>`), carrying its definition for a hover (title and data-definition);
+a chapter that declares terms gets a "Terms introduced here" callout after its
+"Learning goals" callout (or after its title).  Every chapter's terms are known
+on every page: the chapter list comes from _quarto.yml and each chapter's front
+matter from disk.  An unknown term, or a term declared by two chapters, stops
+the build.  The glossary page is the chapter file named glossary.qmd.
+]]
+
+local stringify = pandoc.utils.stringify
+local function absolute(path)
+  if pandoc.path.is_absolute(path) then return pandoc.path.normalize(path) end
+  return pandoc.path.normalize(pandoc.path.join({ pandoc.system.get_working_directory(), path }))
+end
+local ROOT = absolute(pandoc.path.directory(pandoc.path.directory(absolute(PANDOC_SCRIPT_FILE))))
+local is_html = FORMAT:match("html") ~= nil
+
+local function fail(message)
+  io.stderr:write("glossary.lua: " .. message .. "\n")
+  error("glossary.lua: " .. message, 0)
+end
+
+--- The slug of a term: lower case, runs of other characters become one "-".
+local function slug(name)
+  return (name:lower():gsub("[^%w]+", "-"):gsub("^%-+", ""):gsub("%-+$", ""))
+end
+
+local function key_of(name)
+  return (name:lower():gsub("%s+", " "):gsub("^ ", ""):gsub(" $", ""))
+end
+
+local function read_text(path)
+  local f = io.open(path, "r")
+  if not f then return nil end
+  local text = f:read("a")
+  f:close()
+  return text
+end
+
+local function yaml_meta(yaml)
+  return pandoc.read("---\n" .. yaml .. "\n---\n", "markdown").meta
+end
+
+local function front_matter(path)
+  local text = read_text(pandoc.path.join({ ROOT, path }))
+  if not text then fail("cannot read " .. path .. " (listed in _quarto.yml)") end
+  local yaml = text:match("^%-%-%-[ \t]*\r?\n(.-)\r?\n%-%-%-[ \t]*\r?\n")
+  return yaml and yaml_meta(yaml) or {}
+end
+
+--- Chapter sources in book order (chapters, then appendices), from _quarto.yml.
+local function chapter_list()
+  local text = read_text(pandoc.path.join({ ROOT, "_quarto.yml" }))
+  if not text then return {} end
+  local book = yaml_meta(text).book or {}
+  local out = {}
+  local function add(entries)
+    for _, e in ipairs(entries or {}) do
+      if pandoc.utils.type(e) == "table" and e.chapters then add(e.chapters)
+      elseif pandoc.utils.type(e) == "table" and e.href then table.insert(out, stringify(e.href))
+      elseif pandoc.utils.type(e) ~= "table" then table.insert(out, stringify(e)) end
+    end
+  end
+  add(book.chapters)
+  add(book.appendices)
+  return out
+end
+
+local function as_inlines(value)
+  if pandoc.utils.type(value) == "Blocks" then return pandoc.utils.blocks_to_inlines(value) end
+  if pandoc.utils.type(value) == "Inlines" then return value end
+  return pandoc.Inlines(stringify(value))
+end
+
+-- state for the page being written
+local terms = {}        -- key -> {name, def (Inlines), text, chapter}
+local glossary_page     -- source path of the glossary page, if the book has one
+local page, root = "", ""  -- output path of this page, and the way back to the site root
+
+local function register(meta, chapter)
+  local seen = {}
+  for i, t in ipairs(meta.terms or {}) do
+    if pandoc.utils.type(t) ~= "table" or not t.term or not t.def then
+      fail(chapter .. ": entry " .. i .. " of `terms:` needs both `term:` and `def:`")
+    end
+    local name = stringify(t.term)
+    local key = key_of(name)
+    local prev = terms[key]
+    if seen[key] or (prev and prev.chapter ~= chapter) then
+      fail(('term "%s" is defined twice: in %s and in %s; define each term in one chapter')
+        :format(name, prev and prev.chapter or chapter, chapter))
+    end
+    seen[key] = true
+    local def = as_inlines(t.def)
+    terms[key] = { name = name, def = def, text = stringify(def), chapter = chapter }
+  end
+end
+
+local function lookup(name)
+  local key = key_of(name)
+  return terms[key] or terms[key:gsub("es$", "")] or terms[key:gsub("s$", "")]
+end
+
+--- This page's output path: the build's `book-page`, else Quarto's input file.
+local function page_of(meta)
+  if meta["book-page"] then return stringify(meta["book-page"]) end
+  local input = (quarto and quarto.doc and quarto.doc.input_file) or PANDOC_STATE.input_files[1]
+  if not input or input == "-" then return "" end
+  local rel = pandoc.path.make_relative(absolute(input), ROOT)
+  return (rel:gsub("%.knit%.md$", ""):gsub("%.[^./]+$", "") .. ".html")
+end
+
+local function setup(meta)
+  page = page_of(meta)
+  root = meta["book-root"] and stringify(meta["book-root"]) or ("../"):rep(select(2, page:gsub("/", "")))
+  local own = page:gsub("%.html$", ".qmd")
+  local listed = false
+  for _, path in ipairs(chapter_list()) do
+    if pandoc.path.filename(path) == "glossary.qmd" then glossary_page = path end
+    if path == own then listed = true end
+    register(path == own and meta or front_matter(path), path)
+  end
+  if not listed then register(meta, own ~= "" and own or "this page") end
+end
+
+local function term_link(content, entry)
+  local id = "term-" .. slug(entry.name)
+  if not glossary_page then return pandoc.Span(content, { class = "term" }) end
+  if not is_html then return pandoc.Link(content, "#" .. id) end  -- the PDF is one document
+  local target = glossary_page:gsub("%.qmd$", ".html")
+  local href = (target == page and "" or root .. target) .. "#" .. id
+  return pandoc.Link(content, href, entry.text,  -- attributes as a list: a stable order
+    pandoc.Attr("", { "term" }, { { "data-term", entry.name }, { "data-definition", entry.text } }))
+end
+
+local function Span(span)
+  if not span.classes:includes("term") then return nil end
+  local name = span.attributes.key or stringify(span.content)
+  local entry = lookup(name)
+  if not entry then
+    fail(('unknown term "%s" in %s: declare it under `terms:` in the front matter of the chapter '
+      .. 'that defines it, or give the right key with {.term key="..."}'):format(name, (page:gsub("%.html$", ".qmd"))))
+  end
+  return term_link(span.content, entry)
+end
+
+local function terms_box(meta)
+  local items = {}
+  for _, t in ipairs(meta.terms or {}) do
+    local entry = terms[key_of(stringify(t.term))]
+    local name = pandoc.Inlines({ pandoc.Strong(pandoc.Inlines(entry.name)) })
+    local line = pandoc.Inlines({ term_link(name, entry), pandoc.Str(":"), pandoc.Space() })
+    line:extend(entry.def)
+    table.insert(items, { pandoc.Plain(line) })
+  end
+  if #items == 0 then return nil end
+  return pandoc.Div({ pandoc.BulletList(items) },
+    { class = "callout-note terms-box", title = "Terms introduced here" })
+end
+
+--- Where the box goes: after the "Learning goals" callout, else after the title.
+local function box_position(blocks)
+  local after_title = 0
+  for i, b in ipairs(blocks) do
+    if b.t == "Div" and b.classes:includes("callout-note")
+        and (b.attributes.title or ""):lower() == "learning goals" then
+      return i
+    end
+    if b.t == "Header" and b.level == 1 and after_title == 0 then after_title = i end
+  end
+  return after_title
+end
+
+function Pandoc(doc)
+  setup(doc.meta)
+  doc = doc:walk({ Span = Span })
+  local box = terms_box(doc.meta)
+  if box then doc.blocks:insert(box_position(doc.blocks) + 1, box) end
+  return doc
+end

@@ -1,0 +1,149 @@
+"""Predict-then-reveal and glossary popovers in Chromium: a page made by the build's own
+callout filter from Quarto markup, with the site's styles and assets/js/predict.js."""
+import functools
+import http.server
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.browser
+
+SOURCE = """
+::: {.callout-tip .predict title="Predict"}
+Which limits this kernel?
+
+- arithmetic
+- memory bandwidth
+- launch overhead
+:::
+
+::: {.callout-note collapse="true" title="Reveal"}
+Memory bandwidth: the answer.
+:::
+
+Some prose with a [roofline](glossary.html#term-roofline){.term data-term="roofline" data-definition="A plot of attainable throughput." title="A plot of attainable throughput."}.
+
+::: {.callout-tip .predict title="Predict"}
+How many bytes does it move?
+:::
+
+::: {.callout-note collapse="true" title="Reveal"}
+Twelve.
+:::
+"""
+
+PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>predict</title>
+<link rel="stylesheet" href="book.css"><link rel="stylesheet" href="glossary.css">
+<script defer src="predict.js"></script></head><body><main>{body}</main></body></html>"""
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    from bookbuild import pandoc
+    folder = tmp_path_factory.mktemp("predict")
+    body = subprocess.run([pandoc.binary(), "-f", "markdown", "-t", "html5", "--lua-filter",
+                           str(ROOT / "bookbuild/lua/callout.lua")], input=SOURCE, capture_output=True,
+                          text=True, check=True).stdout
+    (folder / "index.html").write_text(PAGE.format(body=body), encoding="utf-8")
+    shutil.copy(ROOT / "assets/js/predict.js", folder)
+    shutil.copy(ROOT / "assets/css/glossary.css", folder)
+    shutil.copy(ROOT / "assets/css/book.css", folder)
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}/index.html"
+    server.shutdown()
+
+
+@pytest.fixture
+def page(chromium, site):
+    context = chromium.new_context(viewport={"width": 900, "height": 900})
+    pg = context.new_page()
+    errors = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.goto(site)
+    pg.wait_for_selector(".predict-choices")
+    yield pg
+    assert not errors, errors
+    context.close()
+
+
+def reveal(pg, n=0):
+    return pg.locator("details.callout").nth(n)
+
+
+def test_reveal_is_locked_until_a_choice_is_committed(page):
+    summary = reveal(page).locator("summary")
+    assert "Choose an answer first" in summary.inner_text()
+    assert summary.get_attribute("aria-disabled") == "true"
+    summary.click()
+    assert reveal(page).evaluate("d => d.open") is False
+    commit = page.locator(".predict-commit").first
+    assert commit.is_disabled()
+    page.get_by_label("memory bandwidth").check()
+    assert reveal(page).evaluate("d => d.open") is False  # choosing alone does not reveal
+    commit.click()
+    assert reveal(page).evaluate("d => d.open") is True
+    assert "Choose an answer first" not in summary.inner_text()
+    chosen = page.locator(".predict-choice.chosen")
+    assert chosen.count() == 1 and "memory bandwidth" in chosen.inner_text()
+    assert page.locator(".predict-choice input:disabled").count() == 3
+
+
+def test_choices_work_from_the_keyboard(page):
+    page.locator(".predict-choice input").first.focus()
+    page.keyboard.press("ArrowDown")  # radio groups move with the arrow keys
+    assert page.locator(".predict-choice input").nth(1).is_checked()
+    page.keyboard.press("Tab")
+    page.keyboard.press("Enter")
+    assert reveal(page).evaluate("d => d.open") is True
+
+
+def test_choice_is_remembered_on_reload(page):
+    page.get_by_label("launch overhead").check()
+    page.locator(".predict-commit").first.click()
+    page.reload()
+    page.wait_for_selector(".predict-choice.chosen")
+    assert "launch overhead" in page.locator(".predict-choice.chosen").inner_text()
+    summary = reveal(page).locator("summary")
+    assert "Choose an answer first" not in summary.inner_text()
+    summary.click()
+    assert reveal(page).evaluate("d => d.open") is True
+
+
+def test_predict_without_a_list_takes_a_written_prediction(page):
+    box = page.locator(".callout.predict").nth(1)
+    field = box.get_by_label("Your prediction")
+    button = box.get_by_role("button", name="Commit")
+    button.click()  # empty: refused
+    assert reveal(page, 1).evaluate("d => d.open") is False
+    field.fill("about a megabyte")
+    button.click()
+    assert reveal(page, 1).evaluate("d => d.open") is True
+    assert field.evaluate("i => i.readOnly") is True
+
+
+def test_term_shows_its_definition_on_hover_and_focus(page):
+    term = page.locator("a.term")
+    assert term.get_attribute("title") is None  # the popover replaces the browser tooltip
+    term.hover()
+    pop = page.locator(".term-popover")
+    assert pop.is_visible() and "A plot of attainable throughput." in pop.inner_text()
+    page.mouse.move(0, 0)
+    assert page.locator(".term-popover").count() == 0
+    term.focus()
+    assert page.locator(".term-popover").is_visible()
+    assert term.get_attribute("aria-describedby") == "term-popover"
+
+
+def test_print_shows_locked_reveals_without_the_lock_note(page):
+    page.emulate_media(media="print")
+    body = reveal(page).locator(".callout-body")
+    assert body.is_visible()
+    assert not page.locator(".predict-lock-note").first.is_visible()
