@@ -157,7 +157,7 @@ def write_site(cfg: BookConfig, pages: list[xref.Page], index: dict[str, Any], i
         depth = page.output.count("/")
         root = "../" * depth
         info = index["pages"][page.source]
-        words = len(TAG.sub(" ", body).split())
+        words = prose_words(page)
         ctx = {
             "book": cfg, "page": page, "root": root, "nav": nav, "version": version,
             "title": info["title"], "number": info["number"],
@@ -234,6 +234,12 @@ def book_version(cfg: BookConfig) -> str:
     except (OSError, subprocess.SubprocessError):
         rev = ""
     return rev or "dev"
+
+
+def prose_words(page: xref.Page) -> int:
+    """Words a reader reads: text in the page's AST, so code, math, figures' SVG and widget
+    drawings do not count towards the reading time."""
+    return sum(len(el["c"].split()) for el in xref.walk(page.ast["blocks"]) if el["t"] == "Str")
 
 
 def asset_dirs(cfg: BookConfig) -> list[Path]:

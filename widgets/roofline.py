@@ -24,7 +24,9 @@ KERNELS = (
     ("gelu", "GELU"),
     ("attention", "Attention: naive vs FlashAttention"),
 )
-SRAM_BYTES = 192 * 1024          # on-chip memory per SM assumed for the FlashAttention tile (H100-class)
+# The SRAM size M that sizes FlashAttention's blocks: the A100's combined L1/shared memory per SM,
+# the machine of Dao et al.'s analysis (A100 whitepaper, section 3.3.1, via calc.specs).
+SRAM_BYTES = specs.device("a100-sxm-80gb").value("l1_smem_per_sm_bytes")
 
 PARAMS = [
     Param("device", "choice", "Device", "h100-sxm",
