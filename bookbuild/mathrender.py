@@ -56,3 +56,46 @@ def _indexed_once(rendered: str) -> str:
                              '<span class="katex-html" aria-hidden="true" data-pagefind-ignore>')
             .replace('<annotation encoding="application/x-tex">',
                      '<annotation encoding="application/x-tex" data-pagefind-ignore>'))
+
+
+def used_characters(root: Path) -> str:
+    """Every character KaTeX put into the book's rendered math, plus printable ASCII."""
+    cache_path = root / ".bookcache" / "math.json"
+    cache: dict[str, str] = json.loads(cache_path.read_text()) if cache_path.exists() else {}
+    text = "".join(html.unescape(re.sub(r"<[^>]+>", "", h)) for h in cache.values())
+    return "".join(sorted(set(text) | {chr(c) for c in range(0x20, 0x7f)}))
+
+
+def subset_fonts(src: Path, dest: Path, root: Path) -> bool:
+    """KaTeX's woff2 fonts cut down to the glyphs the book's math uses (fontTools + brotli), so a
+    page with math fetches a few KB of font instead of tens. Falls back to the full fonts when
+    fontTools is missing. The woff and ttf fallbacks, which browsers fetch only without woff2
+    support, are copied whole."""
+    chars = used_characters(root)
+    key = digest(chars, *(p.name + str(p.stat().st_size) for p in sorted(src.glob("*.woff2"))))
+    cached = root / ".bookcache" / "katex-fonts" / key
+    if not cached.exists():
+        try:
+            from fontTools import subset
+        except ImportError:
+            return False
+        tmp = cached.with_suffix(".tmp")
+        tmp.mkdir(parents=True, exist_ok=True)
+        for font_path in sorted(src.glob("*.woff2")):
+            options = subset.Options()
+            options.flavor = "woff2"
+            options.layout_features = ["*"]
+            options.notdef_outline = True
+            options.name_IDs = ["*"]
+            font = subset.load_font(str(font_path), options)
+            sub = subset.Subsetter(options)
+            sub.populate(text=chars)
+            sub.subset(font)
+            subset.save_font(font, str(tmp / font_path.name), options)
+        tmp.rename(cached)
+    dest.mkdir(parents=True, exist_ok=True)
+    for p in cached.iterdir():
+        target = dest / p.name
+        if not target.exists() or target.read_bytes() != p.read_bytes():
+            target.write_bytes(p.read_bytes())
+    return True

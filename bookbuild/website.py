@@ -270,11 +270,11 @@ def node_modules(root: Path) -> Path:
     return root / "node_modules"
 
 
-def _sync_tree(src: Path, dest: Path) -> None:
+def _sync_tree(src: Path, dest: Path, skip_suffix: str | None = None) -> None:
     if not src.exists():
         return
     for path in src.rglob("*"):
-        if path.is_dir():
+        if path.is_dir() or (skip_suffix and path.suffix == skip_suffix):
             continue
         target = dest / path.relative_to(src)
         if target.exists() and target.stat().st_size == path.stat().st_size and \
@@ -291,7 +291,9 @@ def static_files(cfg: BookConfig) -> None:
     _sync_tree(cfg.root / ".bookcache" / "figures", out / "figures")
     katex = node_modules(cfg.root) / "katex" / "dist"
     if katex.exists():
-        _sync_tree(katex / "fonts", out / "assets" / "katex" / "fonts")
+        from .mathrender import subset_fonts
+        subsetted = subset_fonts(katex / "fonts", out / "assets" / "katex" / "fonts", cfg.root)
+        _sync_tree(katex / "fonts", out / "assets" / "katex" / "fonts", ".woff2" if subsetted else None)
         target = out / "assets" / "katex" / "katex.min.css"
         if not target.exists():
             shutil.copy2(katex / "katex.min.css", target)
