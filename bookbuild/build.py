@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fcntl
 import json
-import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -13,6 +12,7 @@ from typing import Any, Callable
 
 from . import config as config_mod
 from . import pandoc, pdf, website, xref
+from .config import BIB_KEY
 from .cache import ExecCache, digest
 from .errors import BuildError, line_of
 from .execute import Kernel
@@ -151,7 +151,6 @@ def read_all(cfg: config_mod.BookConfig, pages: dict[str, dict[str, Any]], progr
         return dict(pool.map(one, cfg.chapters))
 
 
-BIB_KEY = re.compile(r"@\w+\s*\{\s*([^,\s]+)\s*,")
 
 
 def check_citations(cfg: config_mod.BookConfig, pages: list[xref.Page]) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 VERSION = "4"  # bump when the executed-markdown format changes
 
@@ -62,3 +62,15 @@ class ExecCache:
         entry = {"source": digest(VERSION, source_text, json.dumps(settings, sort_keys=True)),
                  "modules": rels, "figures": figures, "markdown": markdown}
         self._path(stem).write_text(json.dumps(entry))
+
+
+def cached_text(path: Path, key: str, produce: Callable[[], str]) -> tuple[str, bool]:
+    """The text kept in ``path`` for ``key``, or ``produce()``'s, stored there for next time.
+    Returns the text and whether it was produced now."""
+    if path.exists():
+        cached = json.loads(path.read_text())
+        if cached.get("key") == key and "text" in cached:
+            return cached["text"], False
+    text = produce()
+    path.write_text(json.dumps({"key": key, "text": text}))
+    return text, True

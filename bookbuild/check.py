@@ -12,6 +12,7 @@ Every finding makes the exit status 1: the build must not silently differ from Q
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from typing import Any, Iterable
 
 from . import config as config_mod
 from . import pandoc
+from .config import BIB_KEY, _as_list
 from .errors import BuildError, line_of
 from .qmd import KNOWN_CELL_OPTIONS, UNSUPPORTED_CELL_OPTIONS, Cell, Document, INLINE, parse
 from .xref import KINDS, walk
@@ -78,7 +80,6 @@ SHORTCODE = re.compile(r"\{\{<\s*([\w-]+)")
 LABEL_ATTR = re.compile(r"\{#((?:fig|tbl|eq|sec|lst)-[A-Za-z0-9_:.-]+)")
 CLASS_STRING = re.compile(r"""["']([A-Za-z][\w-]*)["']""")
 CSS_CLASS = re.compile(r"\.([A-Za-z][\w-]*)")
-BIB_KEY = re.compile(r"@\w+\s*\{\s*([^,\s]+)\s*,")
 
 
 @dataclass(frozen=True)
@@ -288,8 +289,7 @@ class Linter:
                 continue  # external, mailto:, ...
             file, _, frag = target.partition("#")
             if file:
-                resolved = (Path(ch.source.parent) / file).as_posix()
-                resolved = _normpath(resolved)
+                resolved = posixpath.normpath((Path(ch.source.parent) / file).as_posix())
                 if resolved.endswith(".qmd"):
                     resolved = resolved[:-4] + ".html"
                 if resolved not in outputs:
@@ -323,24 +323,6 @@ class _Cursor:
                 return None
         self.pos[needle] = at + len(needle)
         return self.text.count("\n", 0, at) + 1
-
-
-def _as_list(value: Any) -> list:
-    if value is None:
-        return []
-    return value if isinstance(value, list) else [value]
-
-
-def _normpath(p: str) -> str:
-    parts: list[str] = []
-    for part in p.split("/"):
-        if part in ("", "."):
-            continue
-        if part == ".." and parts:
-            parts.pop()
-        else:
-            parts.append(part)
-    return "/".join(parts)
 
 
 def _without_code(text: str) -> str:

@@ -1,6 +1,7 @@
 """Read ``_quarto.yml`` (project type ``book``) into a small, checked structure."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ import yaml
 from .errors import BuildError
 
 CONFIG_NAME = "_quarto.yml"
+BIB_KEY = re.compile(r"@\w+\s*\{\s*([^,\s]+)\s*,")  # the key of each entry of a .bib file
 
 
 @dataclass

@@ -11,10 +11,10 @@ from pathlib import Path
 import jinja2
 
 from . import xref
-from .cache import digest, file_digest
+from .cache import cached_text, digest, file_digest
 from .config import BookConfig
 from .errors import BuildError
-from .website import convert, filters_digest, front_matter_digest, references_page
+from .website import conversion_key, convert, references_page
 
 TEMPLATES = Path(__file__).parent / "templates"
 IMAGE = re.compile(r'image\("(?!/)([^"]+)"')
@@ -32,21 +32,14 @@ def write_pdf(cfg: BookConfig, pages: list[xref.Page], index_path: Path, cites: 
     cache_dir = cfg.root / ".bookcache" / "typst"
     cache_dir.mkdir(parents=True, exist_ok=True)
     refs_page = references_page(pages)
-    index_digest = file_digest(index_path)
-    fdig = digest(filters_digest(cfg), front_matter_digest(pages))
+    key_of = conversion_key(cfg, pages, index_path, cites, refs_page, cfg.typst)
 
     def one(page: xref.Page) -> str:
-        key = digest(json.dumps(page.ast), index_digest, fdig, json.dumps(cites), str(refs_page),
-                     json.dumps(cfg.typst, sort_keys=True, default=str))
-        path = cache_dir / (page.output.replace("/", "-") + ".json")
-        if path.exists():
-            cached = json.loads(path.read_text())
-            if cached["key"] == key:
-                return cached["typst"]
         t = time.perf_counter()
-        text = typst_fragment(cfg, page, index_path, cites, refs_page)
-        path.write_text(json.dumps({"key": key, "typst": text}))
-        progress("pdf", page.output.replace(".html", ".typ"), time.perf_counter() - t)
+        text, fresh = cached_text(cache_dir / (page.output.replace("/", "-") + ".json"), key_of(page),
+                                  lambda: typst_fragment(cfg, page, index_path, cites, refs_page))
+        if fresh:
+            progress("pdf", page.output.replace(".html", ".typ"), time.perf_counter() - t)
         return text
 
     with ThreadPoolExecutor(max_workers=2) as pool:

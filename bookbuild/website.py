@@ -15,7 +15,7 @@ from typing import Any
 import jinja2
 
 from . import mathrender, pandoc, xref
-from .cache import digest, file_digest
+from .cache import cached_text, digest, file_digest
 from .config import BookConfig
 from .errors import BuildError
 
@@ -115,6 +115,15 @@ def front_matter_digest(pages: list[xref.Page]) -> str:
     return digest(json.dumps([p.ast.get("meta", {}) for p in pages], sort_keys=True))
 
 
+def conversion_key(cfg: BookConfig, pages: list[xref.Page], index_path: Path, cites: list[str],
+                   refs_page: str | None, settings: dict[str, Any]):
+    """A page's cache key for one output format: its AST plus everything every page's conversion
+    reads (the cross-reference index, the filters, every page's front matter, the citations)."""
+    shared = digest(file_digest(index_path), filters_digest(cfg), front_matter_digest(pages),
+                    json.dumps(cites), str(refs_page), json.dumps(settings, sort_keys=True, default=str))
+    return lambda page: digest(page.ast_digest, shared)
+
+
 def write_site(cfg: BookConfig, pages: list[xref.Page], index: dict[str, Any], index_path: Path,
                cites: list[str], progress, report, search: bool = True) -> None:
     out = cfg.out
@@ -122,24 +131,17 @@ def write_site(cfg: BookConfig, pages: list[xref.Page], index: dict[str, Any], i
     refs_page = references_page(pages)
     cache_dir = cfg.root / ".bookcache" / "html"
     cache_dir.mkdir(parents=True, exist_ok=True)
-    index_digest = digest(json.dumps(index, sort_keys=True))
-    fdig = filters_digest(cfg)
-    fdig = digest(fdig, front_matter_digest(pages))
+    key_of = conversion_key(cfg, pages, index_path, cites, refs_page, cfg.html)
     changed: list[str] = []
 
     def body_of(page: xref.Page) -> str:
-        key = digest(json.dumps(page.ast), index_digest, fdig, json.dumps(cites), str(refs_page),
-                     json.dumps(cfg.html, sort_keys=True, default=str))
-        path = cache_dir / (page.output.replace("/", "-") + ".json")
-        if path.exists():
-            cached = json.loads(path.read_text())
-            if cached["key"] == key:
-                return cached["html"]
         t = time.perf_counter()
-        body = convert(cfg, page, index_path, cites, refs_page, "html5", ["--section-divs", "--katex"])
-        path.write_text(json.dumps({"key": key, "html": body}))
-        changed.append(page.output)
-        progress("html", page.output, time.perf_counter() - t)
+        body, fresh = cached_text(cache_dir / (page.output.replace("/", "-") + ".json"), key_of(page),
+                                  lambda: convert(cfg, page, index_path, cites, refs_page, "html5",
+                                                  ["--section-divs", "--katex"]))
+        if fresh:
+            changed.append(page.output)
+            progress("html", page.output, time.perf_counter() - t)
         return body
 
     with ThreadPoolExecutor(max_workers=2) as pool:

@@ -6,11 +6,13 @@ to put numbers on headings and captions and to turn ``@fig-x`` into "Figure 2.3"
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterator
 
+from .cache import digest
 from .errors import BuildError, line_of
 
 KINDS = {"fig": "Figure", "tbl": "Table", "eq": "Equation", "sec": "Section", "lst": "Listing"}
@@ -55,6 +57,11 @@ class Page:
     def elements(self) -> list[dict]:
         """Every element of the page in document order, walked once for all the stages."""
         return list(walk(self.ast["blocks"]))
+
+    @cached_property
+    def ast_digest(self) -> str:
+        """The AST's digest, shared by the HTML and PDF caches."""
+        return digest(json.dumps(self.ast))
 
 
 def _attr_of(el: dict) -> tuple[str, list[str]] | None:
