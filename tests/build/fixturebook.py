@@ -15,6 +15,15 @@ def copy_fixture(dest: Path, source: Path = FIXTURE, keep_cache: bool = False) -
     return dest
 
 
+def append(path: Path, text: str) -> int:
+    """Append ``text`` to a file; return the 1-based line where it starts."""
+    old = path.read_text()
+    if not old.endswith("\n"):
+        old += "\n"
+    path.write_text(old + "\n" + text)
+    return old.count("\n") + 2
+
+
 def built_once(tmp_path_factory):
     """(root, report) of the fixture book built once (HTML + PDF + search index)."""
     if "root" not in _built:

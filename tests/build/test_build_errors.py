@@ -8,15 +8,7 @@ import pytest
 
 from bookbuild import BuildError, build
 from bookbuild.__main__ import main
-
-
-def append(path: Path, text: str) -> int:
-    """Append ``text`` to a file; return the 1-based line where it starts."""
-    old = path.read_text()
-    if not old.endswith("\n"):
-        old += "\n"
-    path.write_text(old + "\n" + text)
-    return old.count("\n") + 2
+from fixturebook import append
 
 
 def build_error(root: Path) -> BuildError:

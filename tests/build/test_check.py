@@ -4,15 +4,7 @@ from pathlib import Path
 import pytest
 
 from bookbuild.check import check, run_check
-
-
-def append(path: Path, text: str) -> int:
-    """Append ``text`` to a file; return the 1-based line where it starts."""
-    old = path.read_text()
-    if not old.endswith("\n"):
-        old += "\n"
-    path.write_text(old + "\n" + text)
-    return old.count("\n") + 2
+from fixturebook import append
 
 
 def only(findings, kind=None):

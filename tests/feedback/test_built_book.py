@@ -53,15 +53,20 @@ def page(chromium):
     context.close()
 
 
+def suggest(page, passage: str, suggestion: str) -> None:
+    """Select ``passage`` as a reader would, choose "Suggest a change", type and send."""
+    page.get_by_text(passage).select_text()
+    page.get_by_role("button", name="Suggest a change").click()
+    dialog = page.get_by_role("dialog", name="Suggest a change")
+    dialog.get_by_label("Your suggestion").fill(suggestion)
+    dialog.get_by_role("button", name="Send").click()
+
+
 def test_select_a_passage_of_a_chapter_and_send_it(page, book, service):
     site, _ = book
     page.goto(f"{site}/chapters/two.html")
     version = page.locator('meta[name="book-version"]').get_attribute("content")
-    page.get_by_text("Mind the units.").select_text()
-    page.get_by_role("button", name="Suggest a change").click()
-    dialog = page.get_by_role("dialog", name="Suggest a change")
-    dialog.get_by_label("Your suggestion").fill("Which units?")
-    dialog.get_by_role("button", name="Send").click()
+    suggest(page, "Mind the units.", "Which units?")
     sync_api.expect(page.locator(".fb-status")).to_contain_text("your suggestion was sent")
     [row] = service.rows()
     assert row["exact"] == "Mind the units."
@@ -73,11 +78,7 @@ def test_sent_while_the_service_is_down_then_stored_exactly_once(page, book, ser
     site, _ = book
     service.stop()
     page.goto(f"{site}/chapters/two.html")
-    page.get_by_text("Mind the units.").select_text()
-    page.get_by_role("button", name="Suggest a change").click()
-    dialog = page.get_by_role("dialog", name="Suggest a change")
-    dialog.get_by_label("Your suggestion").fill("Sent while down.")
-    dialog.get_by_role("button", name="Send").click()
+    suggest(page, "Mind the units.", "Sent while down.")
     sync_api.expect(page.locator(".fb-status")).to_contain_text("Saved on this device")
     service.start()
     page.reload()

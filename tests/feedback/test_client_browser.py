@@ -24,8 +24,6 @@ from feedback.storage import Repository
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = "/tests/feedback/fixture"
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 FIXTURE_ENDPOINT = b"http://127.0.0.1:8765"
 
 pytestmark = pytest.mark.browser

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "build"))
-from fixturebook import built_once
+from fixturebook import built_once  # noqa: E402
+from webwatch import Watched, watch  # noqa: E402
 
 WIDE = {"width": 1400, "height": 900}
 PHONE = {"width": 400, "height": 800}
@@ -32,13 +33,12 @@ def site(tmp_path_factory):
     server.shutdown()
 
 
-class Web:
+class Web(Watched):
     """A page plus what it tried: requests to other hosts and console errors."""
 
     def __init__(self, context, page, base):
-        self.context, self.page, self.base = context, page, base
-        self.outside: list[str] = []
-        self.errors: list[str] = []
+        super().__init__(context, page)
+        self.base = base
 
     def goto(self, path: str):
         self.page.goto(self.base + path)
@@ -51,18 +51,7 @@ def web(chromium, site, request):
     viewport = getattr(request, "param", WIDE)
     context = chromium.new_context(viewport=viewport, color_scheme="light")
     context.set_default_timeout(10000)
-    page = context.new_page()
-    w = Web(context, page, site)
-
-    def route(r):
-        if r.request.url.startswith("http://127.0.0.1:") or r.request.url.startswith("data:"):
-            r.continue_()
-        else:
-            w.outside.append(r.request.url)
-            r.abort()
-    context.route("**/*", route)
-    page.on("console", lambda m: m.type == "error" and w.errors.append(m.text))
-    page.on("pageerror", lambda e: w.errors.append(str(e)))
+    w = watch(context, allow=("http://127.0.0.1:", "data:"), cls=Web, base=site)
     yield w
     context.close()
     assert w.outside == [], f"requests left 127.0.0.1: {w.outside}"

@@ -1,0 +1,30 @@
+"""What a browser page tried to do: requests to any host the test did not allow (aborted) and
+console errors. Shared by the browser fixtures of tests/browser and tests/site."""
+from __future__ import annotations
+
+
+class Watched:
+    """A Playwright context and page plus the outside requests and console errors seen so far."""
+
+    def __init__(self, context, page):
+        self.context, self.page = context, page
+        self.outside: list[str] = []
+        self.errors: list[str] = []
+
+
+def watch(context, allow: tuple[str, ...], cls=Watched, **extra):
+    """Open a page in ``context`` that aborts (and records) every request whose URL does not start
+    with one of ``allow`` and records console errors and uncaught exceptions."""
+    page = context.new_page()
+    w = cls(context, page, **extra)
+
+    def route(r):
+        if r.request.url.startswith(allow):
+            r.continue_()
+        else:
+            w.outside.append(r.request.url)
+            r.abort()
+    context.route("**/*", route)
+    page.on("console", lambda m: m.type == "error" and w.errors.append(m.text))
+    page.on("pageerror", lambda e: w.errors.append(str(e)))
+    return w
