@@ -9,7 +9,9 @@ times the command line a writer runs, ``python -m bookbuild build``, as wall-clo
   cold          fresh .bookcache: Python start, kernel start, every chapter executed, HTML + PDF
                 (also for a generated two-chapter book with one cell, the issue's yardstick)
   no change     the same build again
-  one chapter   after an edit to one chapter with code (it alone runs again)
+  one chapter   after an edit to one chapter with code (it alone runs again), in the Jupyter
+                kernel the build before kept (``execute: daemon``, as Quarto's daemon); also shown
+                with a new kernel (BOOKBUILD_EXECUTE_DAEMON=0), the cost after the kernel's idle time
   pdf only      ``--to pdf`` with the executed chapters cached but no typst output cached
   page weight   gzip bytes a browser fetches for a page without widgets (HTML + CSS + JS + fonts,
                 the fonts also shown apart), measured in Chromium on a local server
@@ -44,13 +46,14 @@ SKIP = ("_book", ".bookcache", "node_modules", ".git", "__pycache__", ".pytest_c
 CPU: dict[str, float] = {}
 
 
-def run_build(root: Path, *extra: str, name: str = "") -> float:
+def run_build(root: Path, *extra: str, name: str = "", env: dict[str, str] | None = None) -> float:
     """Wall-clock seconds of one build; its CPU seconds (with pandoc, the kernel, typst) go to CPU,
     a figure that does not depend on what else the machine is doing."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "bookbuild", "build", "--root", str(root), *extra],
-                          cwd=REPO, capture_output=True, text=True, check=False)
+                          cwd=REPO, capture_output=True, text=True, check=False,
+                          env={**os.environ, **(env or {})})
     seconds = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     CPU[name] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -170,6 +173,10 @@ def main() -> None:
         chapter.write_text(chapter.read_text() + "\nOne more sentence for the benchmark.\n")
         print(f"  one chapter changed ({chapter.relative_to(root)}) …", file=sys.stderr)
         times["one chapter"] = run_build(root, name="one chapter")
+        chapter.write_text(chapter.read_text() + "\nAnd one more.\n")
+        print("  one chapter changed, new kernel …", file=sys.stderr)
+        times["one chapter, new kernel"] = run_build(root, name="one chapter, new kernel",
+                                                     env={"BOOKBUILD_EXECUTE_DAEMON": "0"})
         shutil.rmtree(root / ".bookcache" / "typst", ignore_errors=True)
         print("  pdf only …", file=sys.stderr)
         times["pdf only"] = run_build(root, "--to", "pdf", name="pdf only")
@@ -190,6 +197,8 @@ def main() -> None:
     print(f"  vs Quarto's ~10 s: {10.0 / minimal:.1f}x faster (goal >= 3x)")
     for name in ("cold", "no change", "one chapter"):
         print(ratio(name, times[name], GOALS[name]))
+    name = "one chapter, new kernel"
+    print(f"{name:26} {times[name]:6.2f} s wall ({CPU[name]:5.2f} s CPU)")
     print(f"{'pdf only':26} {times['pdf only']:6.2f} s wall ({CPU['pdf only']:5.2f} s CPU)")
     total = sum(sizes.values())
     fonts = sizes.get("font", 0)

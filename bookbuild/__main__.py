@@ -15,6 +15,8 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--to", choices=["all", "html", "pdf"], default="all")
     b.add_argument("--no-search", action="store_true", help="skip the Pagefind index")
     b.add_argument("--root", default=".", type=Path)
+    b.add_argument("--execute-daemon-restart", action="store_true",
+                   help="replace the kept Jupyter kernel with a new one (as Quarto's flag)")
     c = sub.add_parser("check", help="lint the sources without a full build")
     c.add_argument("--root", default=".", type=Path)
     p = sub.add_parser("preview", help="serve the site, rebuild on save, reload the browser")
@@ -26,7 +28,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "build":
             from .progress import run_build
             formats = ("html", "pdf") if args.to == "all" else (args.to,)
-            run_build(args.root, formats, search=not args.no_search)
+            run_build(args.root, formats, search=not args.no_search,
+                      restart_kernel=args.execute_daemon_restart)
         elif args.command == "check":
             from .check import run_check
             return run_check(args.root)

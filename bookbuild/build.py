@@ -15,7 +15,7 @@ from . import pandoc, pdf, website, xref
 from .config import BIB_KEY
 from .cache import ExecCache, digest
 from .errors import BuildError, line_of
-from .execute import Kernel
+from .execute import Kernel, daemon_seconds
 from .markdown import render as render_markdown
 from .qmd import parse
 
@@ -28,6 +28,8 @@ class Report:
     timings: dict[str, float] = field(default_factory=dict)
     html_pages: list[str] = field(default_factory=list)
     pdf: Path | None = None
+    kernel: str = ""  # "started" or "reused" when a chapter ran, else empty
+    kernel_pid: int | None = None
 
 
 Progress = Callable[[str, str, float | None], None]
@@ -38,19 +40,20 @@ def _quiet(stage: str, item: str, seconds: float | None) -> None:
 
 
 def build(root: Path, formats: tuple[str, ...] = ("html", "pdf"), progress: Progress = _quiet,
-          search: bool = True) -> Report:
+          search: bool = True, restart_kernel: bool = False) -> Report:
     root = Path(root).resolve()
     (root / ".bookcache").mkdir(exist_ok=True)
     with open(root / ".bookcache" / "lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time per project: they share .bookcache
-        return _build(root, formats, progress, search)
+        return _build(root, formats, progress, search, restart_kernel)
 
 
-def _build(root: Path, formats: tuple[str, ...], progress: Progress, search: bool) -> Report:
+def _build(root: Path, formats: tuple[str, ...], progress: Progress, search: bool,
+           restart_kernel: bool = False) -> Report:
     report = Report()
     t0 = time.perf_counter()
     cfg = config_mod.load(root)
-    pages = execute_all(cfg, report, progress)
+    pages = execute_all(cfg, report, progress, restart_kernel)
     report.timings["execute"] = time.perf_counter() - t0
 
     t = time.perf_counter()
@@ -87,11 +90,19 @@ def _build(root: Path, formats: tuple[str, ...], progress: Progress, search: boo
     return report
 
 
-def execute_all(cfg: config_mod.BookConfig, report: Report, progress: Progress) -> dict[str, dict[str, Any]]:
+def execute_all(cfg: config_mod.BookConfig, report: Report, progress: Progress,
+                restart_kernel: bool = False) -> dict[str, dict[str, Any]]:
     """Executed markdown per chapter, from the cache when nothing it depends on changed."""
     cache = ExecCache(cfg.root)
-    settings = {"execute": cfg.execute, "execute-dir": cfg.execute_dir}
+    # how long the kernel is kept changes nothing a chapter computes
+    settings = {"execute": {k: v for k, v in cfg.execute.items() if k != "daemon"},
+                "execute-dir": cfg.execute_dir}
     kernel: Kernel | None = None
+    try:
+        keep_kernel = daemon_seconds(cfg.execute)
+    except BuildError as err:
+        config_path = cfg.root / config_mod.CONFIG_NAME
+        raise err.located(config_path, line_of(config_path.read_text(encoding="utf-8"), "daemon:"))
     out: dict[str, dict[str, Any]] = {}
     try:
         for ch in cfg.chapters:
@@ -110,7 +121,7 @@ def execute_all(cfg: config_mod.BookConfig, report: Report, progress: Progress) 
                 continue
             t = time.perf_counter()
             if kernel is None:
-                kernel = Kernel(cfg.root)
+                kernel = Kernel(cfg.root, keep_alive=keep_kernel, restart=restart_kernel)
             defaults = dict(cfg.execute)
             defaults["execute-dir"] = cfg.execute_dir
             try:
@@ -125,6 +136,8 @@ def execute_all(cfg: config_mod.BookConfig, report: Report, progress: Progress) 
             progress("execute", key, time.perf_counter() - t)
     finally:
         if kernel is not None:
+            report.kernel = "reused" if kernel.reused else "started"
+            report.kernel_pid = kernel.pid
             kernel.close()
     return out
 

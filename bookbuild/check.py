@@ -51,7 +51,7 @@ SUPPORTED_KEYS = {
     "project": {"type", "output-dir", "execute-dir"},
     "book": {"title", "subtitle", "author", "date", "chapters", "appendices", "output-file",
              "repo-url", "repo-actions", "repo-branch"},
-    "execute": {"echo", "eval", "output", "include", "warning", "error"},
+    "execute": {"echo", "eval", "output", "include", "warning", "error", "daemon"},
     "format.html": {"reference-location", "code-copy", "fig-format"},
     "format.typst": {"reference-location", "fig-format", "papersize"},
 }
@@ -61,7 +61,7 @@ UNSUPPORTED_KEYS = {
              "page-footer", "favicon", "site-url", "google-analytics", "cookie-consent", "comments",
              "references", "reader-mode", "back-to-top-navigation", "body-header", "body-footer",
              "margin-header", "margin-footer", "doi", "abstract"},
-    "execute": {"freeze", "cache", "daemon", "enabled", "ipynb", "keep-ipynb"},
+    "execute": {"freeze", "cache", "enabled", "ipynb", "keep-ipynb"},
     "format.html": {"theme", "css", "toc", "toc-depth", "toc-location", "number-sections",
                     "number-depth", "code-fold", "code-tools", "code-line-numbers", "html-math-method",
                     "include-in-header", "include-before-body", "include-after-body", "grid",

@@ -66,32 +66,52 @@ def used_characters(root: Path) -> str:
     return "".join(sorted(set(text) | {chr(c) for c in range(0x20, 0x7f)}))
 
 
+def has_math(root: Path) -> bool:
+    """Whether any page of the book rendered math (so the site needs KaTeX's CSS and fonts)."""
+    cache_path = root / ".bookcache" / "math.json"
+    return cache_path.exists() and bool(json.loads(cache_path.read_text()))
+
+
+def _subset_one(font_path: str, out_path: str, chars: str) -> None:
+    from fontTools import subset
+    options = subset.Options()
+    options.flavor = "woff2"
+    options.layout_features = ["*"]
+    options.notdef_outline = True
+    options.name_IDs = ["*"]
+    font = subset.load_font(font_path, options)
+    sub = subset.Subsetter(options)
+    sub.populate(text=chars)
+    sub.subset(font)
+    subset.save_font(font, out_path, options)
+
+
 def subset_fonts(src: Path, dest: Path, root: Path) -> bool:
     """KaTeX's woff2 fonts cut down to the glyphs the book's math uses (fontTools + brotli), so a
     page with math fetches a few KB of font instead of tens. Falls back to the full fonts when
     fontTools is missing. The woff and ttf fallbacks, which browsers fetch only without woff2
-    support, are copied whole."""
+    support, are copied whole. Twenty fonts take about 4 s of CPU, so they are cut on every
+    core, and only again when the math's characters change."""
     chars = used_characters(root)
     key = digest(chars, *(p.name + str(p.stat().st_size) for p in sorted(src.glob("*.woff2"))))
     cached = root / ".bookcache" / "katex-fonts" / key
     if not cached.exists():
         try:
-            from fontTools import subset
+            import fontTools  # noqa: F401
         except ImportError:
             return False
+        import multiprocessing
+        import os
+        from concurrent.futures import ProcessPoolExecutor
         tmp = cached.with_suffix(".tmp")
         tmp.mkdir(parents=True, exist_ok=True)
-        for font_path in sorted(src.glob("*.woff2")):
-            options = subset.Options()
-            options.flavor = "woff2"
-            options.layout_features = ["*"]
-            options.notdef_outline = True
-            options.name_IDs = ["*"]
-            font = subset.load_font(str(font_path), options)
-            sub = subset.Subsetter(options)
-            sub.populate(text=chars)
-            sub.subset(font)
-            subset.save_font(font, str(tmp / font_path.name), options)
+        fonts = sorted(src.glob("*.woff2"), key=lambda p: -p.stat().st_size)  # biggest first
+        # forkserver, not fork: preview builds from a thread, and a forked child can inherit a lock
+        # another thread held at that moment and wait on it forever.
+        ctx = multiprocessing.get_context("forkserver")
+        with ProcessPoolExecutor(max_workers=min(len(fonts), os.cpu_count() or 1), mp_context=ctx) as pool:
+            for job in [pool.submit(_subset_one, str(f), str(tmp / f.name), chars) for f in fonts]:
+                job.result()
         tmp.rename(cached)
     dest.mkdir(parents=True, exist_ok=True)
     for p in cached.iterdir():

@@ -16,6 +16,14 @@ READ_FORMAT = "markdown+autolink_bare_uris-smart"  # Quarto reads pandoc markdow
 
 @lru_cache(maxsize=1)
 def binary() -> str:
+    """The pandoc binary pypandoc-binary ships, found without importing pypandoc (whose
+    import pulls in urllib and email: a tenth of a second on every build)."""
+    import importlib.util
+    spec = importlib.util.find_spec("pypandoc")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        shipped = Path(folder) / "files" / "pandoc"
+        if shipped.is_file():
+            return str(shipped)
     import pypandoc
     return pypandoc.get_pandoc_path()
 

@@ -8,7 +8,8 @@ from rich.console import Console
 from .build import Report, build
 
 
-def run_build(root: Path, formats: tuple[str, ...], search: bool = True) -> Report:
+def run_build(root: Path, formats: tuple[str, ...], search: bool = True,
+              restart_kernel: bool = False) -> Report:
     console = Console(stderr=True, highlight=False)
 
     def progress(stage: str, item: str, seconds: float | None) -> None:
@@ -16,11 +17,12 @@ def run_build(root: Path, formats: tuple[str, ...], search: bool = True) -> Repo
         console.print(f"  [dim]{stage:8}[/dim] {timing}  {item}")
 
     with console.status("building…"):
-        report = build(root, formats, progress=progress, search=search)
+        report = build(root, formats, progress=progress, search=search, restart_kernel=restart_kernel)
     t = report.timings
     console.print(f"[bold green]built[/bold green] {len(report.html_pages)} pages"
                   + (f" and {report.pdf.name}" if report.pdf else "")
                   + f" in {t['total']:.2f} s (execute {t.get('execute', 0):.2f}, read {t.get('read', 0):.2f}, "
                   f"html {t.get('html', 0):.2f}, pdf {t.get('pdf', 0):.2f}); "
-                  f"{len(report.executed)} executed, {len(report.cached)} from cache")
+                  f"{len(report.executed)} executed, {len(report.cached)} from cache"
+                  + (f"; Jupyter kernel {report.kernel}" if report.kernel else ""))
     return report

@@ -292,7 +292,8 @@ def static_files(cfg: BookConfig) -> None:
         _sync_tree(d, out / "assets")
     _sync_tree(cfg.root / ".bookcache" / "figures", out / "figures")
     katex = node_modules(cfg.root) / "katex" / "dist"
-    if katex.exists():
+    from .mathrender import has_math
+    if katex.exists() and has_math(cfg.root):  # a book without math ships no KaTeX
         from .mathrender import subset_fonts
         subsetted = subset_fonts(katex / "fonts", out / "assets" / "katex" / "fonts", cfg.root)
         _sync_tree(katex / "fonts", out / "assets" / "katex" / "fonts", ".woff2" if subsetted else None)

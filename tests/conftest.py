@@ -1,8 +1,13 @@
 """Suite-wide fixtures. Playwright's sync API allows one driver per process, so every browser test
 shares this one Debian Chromium."""
+import os
 from pathlib import Path
 
 import pytest
+
+# Builds in the tests get their own Jupyter kernel, stopped at the end, rather than leaving one
+# running for five minutes per temporary book; tests/build/test_kernel_daemon.py covers the kept one.
+os.environ.setdefault("BOOKBUILD_EXECUTE_DAEMON", "0")
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
