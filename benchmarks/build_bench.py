@@ -195,10 +195,11 @@ def main() -> None:
     minimal = times["cold, 2 chapters + 1 cell"]
     print(ratio("cold, 2 chapters + 1 cell", minimal, GOALS["cold"]))
     print(f"  vs Quarto's ~10 s: {10.0 / minimal:.1f}x faster (goal >= 3x)")
-    for name in ("cold", "no change", "one chapter"):
+    for name in ("no change", "one chapter"):
         print(ratio(name, times[name], GOALS[name]))
-    name = "one chapter, new kernel"
-    print(f"{name:26} {times[name]:6.2f} s wall ({CPU[name]:5.2f} s CPU)")
+    # the issue sets no goal for the whole book's cold build: its yardstick is the small book above
+    for name in ("cold", "one chapter, new kernel"):
+        print(f"{name:26} {times[name]:6.2f} s wall ({CPU[name]:5.2f} s CPU)")
     print(f"{'pdf only':26} {times['pdf only']:6.2f} s wall ({CPU['pdf only']:5.2f} s CPU)")
     total = sum(sizes.values())
     fonts = sizes.get("font", 0)
