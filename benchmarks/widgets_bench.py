@@ -15,11 +15,11 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "browser")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "browser")]
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 from site_fixture import Handler, make_site, serve  # noqa: E402
-from conftest import CHROMIUM_ARGS  # noqa: E402
+from webwatch import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 LIVE = "[...document.querySelectorAll('.widget')].every(w => w.dataset.state === 'live')"
 LONGTASKS = """
@@ -70,7 +70,7 @@ def main() -> None:
     rows = {"cold": [], "warm": [], "next": []}
     sent, longest, heap, marks, applies = [], [], [], {}, []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         for _ in range(runs):
             ctx = browser.new_context(viewport={"width": 900, "height": 1000})
             ctx.add_init_script(LONGTASKS)

@@ -9,9 +9,7 @@ import pytest
 # running for five minutes per temporary book; tests/build/test_kernel_daemon.py covers the kept one.
 os.environ.setdefault("BOOKBUILD_EXECUTE_DAEMON", "0")
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+from webwatch import CHROMIUM, CHROMIUM_ARGS  # noqa: E402,F401  (tests/ is on sys.path: rootdir conftest)
 
 
 @pytest.fixture(scope="session")

@@ -2,6 +2,10 @@
 console errors. Shared by the browser fixtures of tests/browser and tests/site."""
 from __future__ import annotations
 
+CHROMIUM = "/usr/bin/chromium"  # Debian's (apt-get install chromium); Playwright cannot download one here
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
 
 class Watched:
     """A Playwright context and page plus the outside requests and console errors seen so far."""

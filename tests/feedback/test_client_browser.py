@@ -20,10 +20,10 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from feedback.storage import Repository
+from webwatch import CHROMIUM
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = "/tests/feedback/fixture"
-CHROMIUM = "/usr/bin/chromium"
 FIXTURE_ENDPOINT = b"http://127.0.0.1:8765"
 
 pytestmark = pytest.mark.browser
