@@ -13,6 +13,7 @@ class Watched:
     def __init__(self, context, page):
         self.context, self.page = context, page
         self.outside: list[str] = []
+        self.requests: list[str] = []     # every URL asked for, allowed or not
         self.errors: list[str] = []
 
 
@@ -23,6 +24,7 @@ def watch(context, allow: tuple[str, ...], cls=Watched, **extra):
     w = cls(context, page, **extra)
 
     def route(r):
+        w.requests.append(r.request.url)
         if r.request.url.startswith(allow):
             r.continue_()
         else:

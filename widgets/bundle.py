@@ -3,6 +3,10 @@
 ``build_runtime(site_dir, project_root)`` writes ``site_dir/pyodide/``:
 
 * ``pyodide.mjs``, ``pyodide.asm.mjs``, ``pyodide.asm.wasm`` from ``node_modules/pyodide``;
+* ``pyodide.asm.wasm.gz``: the same wasm gzipped by Zopfli, 4% smaller than a host's gzip
+  (3.41 MB against 3.56 MB at level 6); the worker fetches it and un-gzips it as it streams
+  into the compiler.  Compressed once per Pyodide release (about 13 s), kept in
+  ``.bookcache/pyodide/wasm-<version>/``; without the ``zopfli`` package, gzip level 9;
 * ``python_stdlib.zip.gz``: only the standard-library modules the widgets touch,
   precompiled to ``.pyc`` by Pyodide's own interpreter (run under Node);
 * ``book-py.zip.gz``: ``calc`` and ``widgets`` as ``.pyc`` (line numbers kept, column tables dropped);
@@ -26,7 +30,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-RUNTIME_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm")
+WASM = "pyodide.asm.wasm"
+RUNTIME_FILES = ("pyodide.mjs", "pyodide.asm.mjs", WASM)
 ARCHIVES = ("python_stdlib.zip", "book-py.zip")
 ARCHIVE_EXTS = (".gz", "")      # gzipped whole by the Node step; plain zips from the fallback
 PACKAGES = ("calc", "widgets")
@@ -44,6 +49,7 @@ def build_runtime(site_dir: Path, project_root: Path, *, node: str = "node") -> 
     out.mkdir(parents=True, exist_ok=True)
     for name in RUNTIME_FILES:
         _copy_if_changed(src / name, out / name)
+    _copy_if_changed(_packed_wasm(src, project_root), out / (WASM + ".gz"))
 
     key = _content_key(src, project_root)
     cache = project_root / ".bookcache" / "pyodide" / key
@@ -62,6 +68,26 @@ def build_runtime(site_dir: Path, project_root: Path, *, node: str = "node") -> 
               f"export const LOCK = {json.dumps({'info': lock['info'], 'packages': {}})};\n")
     _write_if_changed(out / "book-runtime.mjs", config)
     return {p.name: p.stat().st_size for p in sorted(out.iterdir())}
+
+
+def _packed_wasm(src: Path, project_root: Path) -> Path:
+    """The wasm gzipped as tightly as we can, cached per Pyodide release."""
+    version = json.loads((src / "package.json").read_text())["version"]
+    packed = project_root / ".bookcache" / "pyodide" / f"wasm-{version}" / (WASM + ".gz")
+    if packed.exists():
+        return packed
+    data = (src / WASM).read_bytes()
+    try:
+        import zopfli.gzip
+        gz = zopfli.gzip.compress(data, numiterations=1)   # more iterations: 0.1% for 3x the time
+    except ImportError:
+        import gzip
+        gz = gzip.compress(data, 9, mtime=0)
+    packed.parent.mkdir(parents=True, exist_ok=True)
+    tmp = packed.with_suffix(".tmp")
+    tmp.write_bytes(gz)
+    tmp.replace(packed)
+    return packed
 
 
 def _content_key(src: Path, project_root: Path) -> str:

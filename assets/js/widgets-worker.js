@@ -28,26 +28,40 @@ const SNAPSHOT_CACHE = "book-widgets-snapshot";
 // The archives are gzipped files (PACKED = ".gz" in book-runtime.mjs); Pyodide asks
 // for the plain name and gets the unpacked bytes.
 const early = new Map();
-const packed = new Map();                  // URL Pyodide asks for -> the gzipped file holding it
+const packed = new Map();                  // URL Pyodide asks for -> [the gzipped file holding it, its type]
 const plainFetch = self.fetch.bind(self);
 self.fetch = (input, init) => {
   const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
   const started = early.get(url);
   if (started) { early.delete(url); return started; }
-  if (packed.has(url)) return fetchUnpacked(packed.get(url));
+  if (packed.has(url)) return fetchUnpacked(...packed.get(url));
   return plainFetch(input, init);
 };
 function prefetch(url) {
-  const p = packed.has(url) ? fetchUnpacked(packed.get(url)) : plainFetch(url, { credentials: "same-origin" });
+  const p = packed.has(url) ? fetchUnpacked(...packed.get(url)) : plainFetch(url, { credentials: "same-origin" });
   p.catch(() => {});                       // reported by Pyodide, which awaits the same promise
   early.set(url, p);
 }
-async function fetchUnpacked(url) {
+// Un-gzipped as it arrives, so the wasm compiler starts on the first bytes.
+async function fetchUnpacked(url, type) {
   const res = await plainFetch(url, { credentials: "same-origin" });
-  if (!res.ok) return res;
-  const bytes = new Uint8Array(await res.arrayBuffer());
-  if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) return new Response(bytes);   // the host un-gzipped it
-  return new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip")));
+  if (!res.ok || !res.body) return res;
+  const reader = res.body.getReader();
+  let head = new Uint8Array(0);
+  while (head.length < 2) {                 // the first two bytes say whether it is still gzipped
+    const { value, done } = await reader.read();
+    if (done) break;
+    const joined = new Uint8Array(head.length + value.length);
+    joined.set(head); joined.set(value, head.length); head = joined;
+  }
+  const body = new ReadableStream({
+    start(c) { if (head.length) c.enqueue(head); },
+    async pull(c) { const { value, done } = await reader.read(); if (done) c.close(); else c.enqueue(value); },
+    cancel(reason) { return reader.cancel(reason); },
+  });
+  const gzipped = head[0] === 0x1f && head[1] === 0x8b;   // else the host un-gzipped it on the way
+  return new Response(gzipped ? body.pipeThrough(new DecompressionStream("gzip")) : body,
+                      type ? { headers: { "Content-Type": type } } : undefined);
 }
 
 async function cachedSnapshot(url) {
@@ -74,11 +88,14 @@ async function boot({ root, base }) {
   const config = import(new URL("book-runtime.mjs", py).href);
   const pyodideModule = import(new URL("pyodide.mjs", base).href);
   const asmModule = import(new URL("pyodide.asm.mjs", base).href);
-  prefetch(new URL("pyodide.asm.wasm", base).href);
+  // Our own Pyodide (not a CDN's) has the wasm gzipped beside it (Zopfli: 4% less than a host's gzip).
+  const wasm = new URL("pyodide.asm.wasm", base).href;
+  if (base === py.href && "DecompressionStream" in self) packed.set(wasm, [`${wasm}.gz`, "application/wasm"]);
+  prefetch(wasm);
   for (const m of [pyodideModule, asmModule]) m.catch(() => {});   // reported where awaited
   const { KEY, LOCK, PACKED = "" } = await config;
   const stdlib = new URL(`python_stdlib.zip?v=${KEY}`, py).href;
-  if (PACKED) packed.set(stdlib, new URL(`python_stdlib.zip${PACKED}?v=${KEY}`, py).href);
+  if (PACKED) packed.set(stdlib, [new URL(`python_stdlib.zip${PACKED}?v=${KEY}`, py).href]);
   prefetch(stdlib);
   snapshotKey = new URL(`snapshot-${KEY}-${LOCK.info.version}.bin`, py).href;
   const snapshot = cachedSnapshot(snapshotKey);

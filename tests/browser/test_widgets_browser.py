@@ -35,6 +35,8 @@ def test_every_widget_becomes_live_without_errors_or_outside_requests(web, site_
         assert root.locator("fieldset").first.is_enabled()
         assert root.locator(".widget-status").inner_text().startswith("Interactive")
     assert web.outside == [] and web.errors == []
+    wasm = [u.split("?")[0].rsplit("/", 1)[-1] for u in web.requests if ".wasm" in u]
+    assert wasm == ["pyodide.asm.wasm.gz"]            # the Zopfli-packed one, un-gzipped in the worker
 
 
 def test_slider_by_keyboard_gives_calc_numbers(web, site_url):

@@ -22,6 +22,10 @@ def test_build_runtime_writes_trimmed_precompiled_runtime(tmp_path):
     names = zipfile.ZipFile(io.BytesIO(gzip.decompress((tmp_path / "pyodide/book-py.zip.gz").read_bytes()))).namelist()
     assert "calc/kernels.pyc" in names and "widgets/steps.pyc" in names
     assert not any(n.endswith(".py") for n in names) and "widgets/bundle.pyc" not in names
+    wasm = (ROOT / "node_modules/pyodide/pyodide.asm.wasm").read_bytes()
+    packed = (tmp_path / "pyodide/pyodide.asm.wasm.gz").read_bytes()
+    assert gzip.decompress(packed) == wasm
+    assert len(packed) < len(gzip.compress(wasm, 6)) * 0.97      # tighter than a host's gzip
     config = (tmp_path / "pyodide/book-runtime.mjs").read_text()
     assert "LOCK" in config and 'PACKED = ".gz"' in config
     mtime = (tmp_path / "pyodide/pyodide.asm.wasm").stat().st_mtime_ns
