@@ -18,12 +18,13 @@ for (const [dir, mnt] of [[projectRoot, "/project"], [outDir, "/out"]]) {
   FS.mkdirTree(mnt);
   FS.mount(FS.filesystems.NODEFS, { root: dir }, mnt);
 }
-py.runPython(`
-import sys, os, zipfile, marshal, importlib.util, json, types, ast
+// What the page will do: import the widgets and draw every one of them with defaults, every
+// choice, both booleans and the extremes, and format a traceback (a render's error message).
+// Afterwards, _stdlib_used() lists the standard-library files that were loaded.
+const EXERCISE = `
+import sys, json
 sys.path.insert(0, "/project")
-import widgets, traceback, linecache, tokenize
-
-# Exercise every widget: defaults, every choice, both booleans, the extremes.
+import widgets, traceback
 for name in widgets.NAMES:
     mod = widgets.get(name)
     cases = [{}]
@@ -42,21 +43,68 @@ try:
 except ValueError:
     traceback.format_exc()
 
+def _stdlib_used():
+    stdlib = sys.path[[p.endswith(".zip") for p in sys.path].index(True)]
+    used = set()
+    for mod in list(sys.modules.values()):
+        f = getattr(mod, "__file__", None) or ""
+        frozen = getattr(getattr(mod, "__spec__", None), "origin", None) == "frozen"
+        if f.startswith(stdlib + "/") and not frozen:      # frozen ones live in the wasm already
+            used.add(f[len(stdlib) + 1:].removesuffix("c"))  # .pyc in our archive -> its .py
+    return sorted(used)
+`;
+py.runPython(EXERCISE);
+py.runPython(`
+import sys, os, zipfile, marshal, importlib.util, json, types, ast
+
 STDLIB = sys.path[[p.endswith(".zip") for p in sys.path].index(True)]
 zin = zipfile.ZipFile(STDLIB)
 names = set(zin.namelist())
-keep = set()
-for mod in list(sys.modules.values()):
-    f = getattr(mod, "__file__", None) or ""
-    frozen = getattr(getattr(mod, "__spec__", None), "origin", None) == "frozen"
-    if f.startswith(STDLIB + "/") and not frozen:      # frozen ones live in the wasm already
-        rel = f[len(STDLIB) + 1:]
-        keep.add(rel)
-        parts = rel.split("/")[:-1]          # every enclosing package's __init__
+
+def with_packages(files):
+    """The files plus every enclosing package's __init__."""
+    out = set(files)
+    for rel in files:
+        parts = rel.split("/")[:-1]
         for i in range(1, len(parts) + 1):
             init = "/".join(parts[:i]) + "/__init__.py"
             if init in names:
-                keep.add(init)
+                out.add(init)
+    return out
+
+keep = with_packages(_stdlib_used())
+
+# Pyodide's package loader imports tempfile and zipfile at start-up (and through them random,
+# bz2, lzma, glob...), for installing wheels, which the book never does.  Ours imports them on
+# first use.  If Pyodide changes these lines, the build says so here.
+LAZY = {"pyodide/_package_loader.py": (
+    ("from tempfile import NamedTemporaryFile\\n", ""),
+    ("from zipfile import ZipFile\\n", ""),
+)}
+LAZY_TAIL = """
+
+
+# Book runtime: tempfile and zipfile are imported when a package is first installed.
+def NamedTemporaryFile(*args, **kwargs):
+    from tempfile import NamedTemporaryFile
+    return NamedTemporaryFile(*args, **kwargs)
+
+
+def ZipFile(*args, **kwargs):
+    from zipfile import ZipFile
+    return ZipFile(*args, **kwargs)
+"""
+
+def source(rel):
+    text = zin.read(rel)
+    if rel in LAZY:
+        text = text.decode()
+        for old, new in LAZY[rel]:
+            if old not in text:
+                raise SystemExit(f"prep_runtime: {rel} no longer has {old!r}; update LAZY in widgets/prep_runtime.mjs")
+            text = text.replace(old, new, 1)
+        text = (text + LAZY_TAIL).encode()
+    return text
 
 def _svarint(v):
     v = (v << 1) if v >= 0 else ((-v) << 1) | 1
@@ -108,14 +156,17 @@ def write(zout, name, data):
     info.compress_type = zipfile.ZIP_STORED     # the whole archive is gzipped below
     zout.writestr(info, data)
 
-with zipfile.ZipFile("/out/python_stdlib.zip", "w") as zout:
-    for rel in sorted(keep):
-        if rel.endswith(".py"):
-            # Docstrings dropped (-OO) except in Pyodide's own modules, which read theirs.
-            opt = 0 if rel.startswith(("_pyodide/", "pyodide/")) else 2
-            write(zout, rel + "c", pyc(zin.read(rel), rel, opt))
-        else:
-            write(zout, rel, zin.read(rel))
+def write_stdlib(files):
+    with zipfile.ZipFile("/out/python_stdlib.zip", "w") as zout:
+        for rel in sorted(files):
+            if rel.endswith(".py"):
+                # Docstrings dropped (-OO) except in Pyodide's own modules, which read theirs.
+                opt = 0 if rel.startswith(("_pyodide/", "pyodide/")) else 2
+                write(zout, rel + "c", pyc(source(rel), rel, opt))
+            else:
+                write(zout, rel, zin.read(rel))
+
+write_stdlib(keep)
 
 with zipfile.ZipFile("/out/book-py.zip", "w") as zout:
     for pkg in ("calc", "widgets"):
@@ -130,9 +181,34 @@ try:
     _ns["f"](0)
 except ZeroDivisionError as e:
     assert e.__traceback__.tb_next.tb_lineno == 3, "rewritten line table is wrong"
+`);
 
+// Second pass: boot a fresh interpreter on the archive just written (lazy imports in place),
+// run the same exercise, and keep only what it loaded.  A module the widgets need but the
+// archive lacks fails here, at build time.
+const py2 = await loadPyodide({ indexURL: pyodideDir + "/", stdLibURL: path.join(outDir, "python_stdlib.zip"),
+                                lockFileContents: { info: lock.info, packages: {} } });
+py2.FS.mkdirTree("/project");
+py2.FS.mount(py2.FS.filesystems.NODEFS, { root: projectRoot }, "/project");
+py2.runPython(EXERCISE);
+const used = py2.runPython("json.dumps(_stdlib_used())");
+py2.runPython(`
+# The lazy stand-ins still do their job when a wheel is installed.
+import io, zipfile, pyodide._package_loader as loader
+with loader.NamedTemporaryFile() as f:
+    f.write(b"x")
+buf = io.BytesIO()
+with zipfile.ZipFile(buf, "w") as z:
+    z.writestr("a", "b")
+assert loader.ZipFile(io.BytesIO(buf.getvalue())).namelist() == ["a"]
+`);
+py.globals.set("used_json", used);
+py.runPython(`
+final = with_packages(json.loads(used_json))
+assert final <= keep, sorted(final - keep)
+write_stdlib(final)
 with open("/out/modules.txt", "w") as f:
-    f.write("\\n".join(sorted(keep)) + "\\n")
+    f.write("\\n".join(sorted(final)) + "\\n")
 `);
 FS.unmount("/out");
 // Each archive is stored uncompressed inside and gzipped as a whole: smaller than deflating

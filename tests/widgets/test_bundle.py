@@ -19,6 +19,12 @@ def test_build_runtime_writes_trimmed_precompiled_runtime(tmp_path):
     stdlib = zipfile.ZipFile(io.BytesIO(gzip.decompress((tmp_path / "pyodide/python_stdlib.zip.gz").read_bytes())))
     assert "typing.pyc" in stdlib.namelist() and "typing.py" not in stdlib.namelist()
     assert {i.compress_type for i in stdlib.infolist()} == {zipfile.ZIP_STORED}
+    # Pyodide's package loader imports these at start-up; ours only when installing a wheel.
+    assert not {"tempfile.pyc", "zipfile/__init__.pyc"} & set(stdlib.namelist())
+    loader = stdlib.read("pyodide/_package_loader.pyc")
+    assert b"NamedTemporaryFile" in loader and b"ZipFile" in loader
+    packed = (tmp_path / "pyodide/python_stdlib.zip.gz").read_bytes()
+    assert len(packed) < len(gzip.compress(gzip.decompress(packed), 9)) * 0.98     # Zopfli
     names = zipfile.ZipFile(io.BytesIO(gzip.decompress((tmp_path / "pyodide/book-py.zip.gz").read_bytes()))).namelist()
     assert "calc/kernels.pyc" in names and "widgets/steps.pyc" in names
     assert not any(n.endswith(".py") for n in names) and "widgets/bundle.pyc" not in names
