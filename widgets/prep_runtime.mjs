@@ -74,17 +74,26 @@ def with_packages(files):
 
 keep = with_packages(_stdlib_used())
 
-# Pyodide's package loader imports tempfile and zipfile at start-up (and through them random,
-# bz2, lzma, glob...), for installing wheels, which the book never does.  Ours imports them on
-# first use.  If Pyodide changes these lines, the build says so here.
-LAZY = {"pyodide/_package_loader.py": (
-    ("from tempfile import NamedTemporaryFile\\n", ""),
-    ("from zipfile import ZipFile\\n", ""),
-)}
-LAZY_TAIL = """
+# Pyodide's package loader imports shutil, tempfile and zipfile at start-up (and through them
+# bz2, lzma, zstd, random...), for installing wheels, which the book never does.  Ours imports
+# them on first use.  If Pyodide changes these lines, the build says so here.
+LAZY = {
+    "pyodide/_package_loader.py": (
+        ("import shutil\\n", ""),
+        ("from tempfile import NamedTemporaryFile\\n", ""),
+        ("from zipfile import ZipFile\\n", ""),
+        ("if IN_PYODIDE:\\n    shutil.register_archive_format(",
+         "def _register_wheel_format() -> None:\\n    shutil.register_archive_format("),
+    ),
+    "pyodide/common.py": (
+        ("import shutil\\n", ""),
+        ("shutil.copy2(", "__import__('shutil').copy2("),
+    ),
+}
+LAZY_TAIL = {"pyodide/_package_loader.py": """
 
 
-# Book runtime: tempfile and zipfile are imported when a package is first installed.
+# Book runtime: shutil, tempfile and zipfile are imported when a package is first installed.
 def NamedTemporaryFile(*args, **kwargs):
     from tempfile import NamedTemporaryFile
     return NamedTemporaryFile(*args, **kwargs)
@@ -93,7 +102,20 @@ def NamedTemporaryFile(*args, **kwargs):
 def ZipFile(*args, **kwargs):
     from zipfile import ZipFile
     return ZipFile(*args, **kwargs)
-"""
+
+
+class _Shutil:
+    def __getattr__(self, name):
+        global shutil
+        import shutil as real
+        shutil = real
+        if IN_PYODIDE:
+            _register_wheel_format()
+        return getattr(real, name)
+
+
+shutil = _Shutil()
+"""}
 
 def source(rel):
     text = zin.read(rel)
@@ -103,7 +125,7 @@ def source(rel):
             if old not in text:
                 raise SystemExit(f"prep_runtime: {rel} no longer has {old!r}; update LAZY in widgets/prep_runtime.mjs")
             text = text.replace(old, new, 1)
-        text = (text + LAZY_TAIL).encode()
+        text = (text + LAZY_TAIL.get(rel, "")).encode()
     return text
 
 def _svarint(v):
@@ -201,6 +223,12 @@ buf = io.BytesIO()
 with zipfile.ZipFile(buf, "w") as z:
     z.writestr("a", "b")
 assert loader.ZipFile(io.BytesIO(buf.getvalue())).namelist() == ["a"]
+assert loader.get_format("whl") == "whl"            # shutil, taught the wheel format on first use
+import os, tempfile, pyodide.common
+src, dst = tempfile.mkdtemp(), tempfile.mkdtemp()
+open(os.path.join(src, "f"), "w").write("x")
+pyodide.common.install_files(src, dst)
+assert open(os.path.join(dst, "f")).read() == "x"
 `);
 py.globals.set("used_json", used);
 py.runPython(`

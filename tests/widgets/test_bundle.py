@@ -20,7 +20,7 @@ def test_build_runtime_writes_trimmed_precompiled_runtime(tmp_path):
     assert "typing.pyc" in stdlib.namelist() and "typing.py" not in stdlib.namelist()
     assert {i.compress_type for i in stdlib.infolist()} == {zipfile.ZIP_STORED}
     # Pyodide's package loader imports these at start-up; ours only when installing a wheel.
-    assert not {"tempfile.pyc", "zipfile/__init__.pyc"} & set(stdlib.namelist())
+    assert not {"shutil.pyc", "tempfile.pyc", "zipfile/__init__.pyc", "lzma.pyc"} & set(stdlib.namelist())
     loader = stdlib.read("pyodide/_package_loader.pyc")
     assert b"NamedTemporaryFile" in loader and b"ZipFile" in loader
     packed = (tmp_path / "pyodide/python_stdlib.zip.gz").read_bytes()
