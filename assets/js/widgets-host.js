@@ -60,7 +60,7 @@
       const w = byUid.get(data.uid);
       if (!w) return;
       w.ahead.set(canon(JSON.parse(data.params)), data.json);
-      if (w.ahead.size > 12) w.ahead.delete(w.ahead.keys().next().value);
+      if (w.ahead.size > 16) w.ahead.delete(w.ahead.keys().next().value);
     } else if (data.type === "result") {
       const w = waiting.get(data.id);
       waiting.delete(data.id);
@@ -93,9 +93,19 @@
   // Params as a key that does not depend on the order of their names.
   const canon = (p) => JSON.stringify(Object.keys(p).sort().map((k) => [k, p[k]]));
 
-  function predictions(w) {
+  function predictions(w, names, limit) {
     const width = layoutWidth(w);
-    return likelyNext(w).map((p) => JSON.stringify({ ...p, _width: width }));
+    return likelyNext(w, names, limit).map((p) => JSON.stringify({ ...p, _width: width }));
+  }
+
+  // While the page is idle after going live: a step either way on every slider of every widget,
+  // so that a reader's first move, wherever it is, draws without a round trip.
+  function predictFirstMoves() {
+    for (const w of mounted.values()) {
+      const names = Object.values(w.spec).filter(numeric).map((p) => p.name);
+      const predict = predictions(w, names, 8);
+      if (predict.length) worker.postMessage({ type: "predict", uid: w.uid, name: w.name, predict, append: true });
+    }
   }
 
   function send(w) {
@@ -107,14 +117,21 @@
 
   // The params a reader is likely to ask for next: one step either way on the control last
   // moved, and the figure's arrow keys.  The worker computes them while it is idle.
-  function likelyNext(w) {
+  const numeric = (p) => p && (p.type === "int" || p.type === "float") && p.min != null && p.max != null;
+
+  function likelyNext(w, names = [w.lastParam], limit = 4) {
     const out = [], seen = new Set([JSON.stringify(w.params)]);
     const add = (params) => { const k = JSON.stringify(params); if (!seen.has(k)) { seen.add(k); out.push(params); } };
-    const p = w.spec[w.lastParam];
-    if (p && (p.type === "int" || p.type === "float") && p.min != null && p.max != null) {
+    for (const p of names.map((n) => w.spec[n]).filter(numeric)) {
+      // One step as the slider takes it: on its own grid (log2 of the value for a log slider),
+      // so that 2 ** 13 is predicted as 8192, not as 2 ** (log2(5793) + 0.5) = 8193.
+      const step = p.step || 1, lo = p.log ? Math.log2(p.min) : p.min;
+      const decimals = Math.min(12, (String(step).split(".")[1] || "").length + 4);   // 0.1 * 3 is 0.3
       for (const dir of [1, -1]) {
         const v = Number(w.params[p.name]);
-        let next = p.log ? 2 ** (Math.log2(v) + dir * (p.step || 1)) : v + dir * (p.step || 1);
+        const x = (p.log ? Math.log2(v) : v) + dir * step;
+        const snapped = Number((lo + Math.round((x - lo) / step) * step).toFixed(decimals));
+        let next = p.log ? 2 ** snapped : snapped;
         next = Math.min(p.max, Math.max(p.min, p.type === "int" ? Math.round(next) : next));
         add({ ...w.params, [p.name]: next });
       }
@@ -126,7 +143,7 @@
         add(stepped(w, change));
       }
     }
-    return out.slice(0, 4);
+    return out.slice(0, limit);
   }
 
   function apply(w, data) {
@@ -154,7 +171,10 @@
       if ([...mounted.values()].every((m) => m.el.dataset.state === "live")) {
         // Let the worker keep a snapshot for the next page, once the page is quiet.
         const idle = window.requestIdleCallback || ((f) => setTimeout(f, 500));
-        idle(() => { warmUp(); worker && worker.postMessage({ type: "idle" }); }, { timeout: 5000 });
+        idle(() => {
+          if (!worker) return;
+          warmUp(); predictFirstMoves(); worker.postMessage({ type: "idle" });
+        }, { timeout: 5000 });
         try { localStorage.setItem(RETURNING, "1"); } catch { /* storage off: no early start */ }
       }
     }
@@ -168,14 +188,16 @@
   // Once, while the page is idle: redraw each figure with the answer it already shows.  Nothing
   // in the DOM changes, but the parse-and-compare path is compiled and warm, so a reader's first
   // move redraws in about 1 ms instead of about 10.
-  function warmUp() {
-    for (const w of mounted.values()) {
-      if (!w.lastJson) continue;
+  // One figure per idle period, so the warm-up itself never makes a long task.
+  function warmUp(queue = [...mounted.values()]) {
+    const w = queue.shift();
+    if (!w) return;
+    if (w.lastJson && mounted.has(w.el) && !w.inflight && !w.playing) {
       const data = JSON.parse(w.lastJson);
-      if (data.error) continue;
-      patchSvg(w.svgBox, data.svg);
-      patchReadouts(w.readouts, data.readouts);
+      if (!data.error) { patchSvg(w.svgBox, data.svg); patchReadouts(w.readouts, data.readouts); }
     }
+    const idle = window.requestIdleCallback || ((f) => setTimeout(f, 50));
+    if (queue.length) idle(() => warmUp(queue), { timeout: 5000 });
   }
 
   // Replace only what changed: re-parsing is cheap, but new nodes cost style, layout and paint.

@@ -5,7 +5,8 @@
 //   page -> worker  {type: "render", id, uid, name, params, predict}  params: JSON text;
 //                                                       predict: params likely next (computed when idle)
 //   worker -> page  {type: "result", id, json, ms, cached}  json: widgets.render_json's answer
-//   page -> worker  {type: "predict", uid, name, predict}   only compute the likely next params
+//   page -> worker  {type: "predict", uid, name, predict, append}  only compute the likely next params
+//                                                       (append: add to those still queued, else replace them)
 //   worker -> page  {type: "predicted", uid, params, json}  one of them, for the page to keep
 //   page -> worker  {type: "idle"}                      the page is idle: save a snapshot if none,
 //                                                       once no render has run for QUIET_MS
@@ -206,7 +207,8 @@ function render(msg) {
 
 // Predicted answers go to the page as well, which then redraws without a round trip.
 function predict(msg) {
-  predictions = (msg.predict || []).map((params) => ({ uid: msg.uid, name: msg.name, params }));
+  const more = (msg.predict || []).map((params) => ({ uid: msg.uid, name: msg.name, params }));
+  predictions = msg.append ? predictions.concat(more) : more;   // a reader's move replaces the idle guesses
   if (!predicting && predictions.length) predicting = setTimeout(predictNext, 0);
 }
 
