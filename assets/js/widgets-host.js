@@ -36,7 +36,11 @@
   }
 
   function start() {
-    if (worker || phase === "failed" || !mounted.size) return;
+    if (mounted.size) boot();
+  }
+
+  function boot() {
+    if (worker || phase === "failed") return;
     if (location.protocol === "file:") {
       return fail("Static figure: interactive widgets need the book served over http(s), not opened as a file.");
     }
@@ -493,16 +497,17 @@
     if (!mounted.size) return;
     // The IntersectionObserver starts the runtime for a widget near the screen (its first
     // report comes with the first layout; asking for positions here would force one early).
-    // A returning reader has the runtime cached (files and snapshot): start at once.
-    let returning = false;
-    try { returning = localStorage.getItem(RETURNING) === "1"; } catch { /* storage off */ }
-    if (returning) start();
     const idle = window.requestIdleCallback || ((f) => setTimeout(f, 1500));
     const preload = () => idle(start, { timeout: 3000 });
     if (document.readyState === "complete") preload(); else addEventListener("load", preload, { once: true });
   }
 
   window.BookWidgets = { mount, unmount, start, stats, get phase() { return phase; } };
+  // A returning reader has the runtime cached (files and snapshot): start it now, while the
+  // page is still being parsed (this script only comes with pages that have widgets).
+  let returning = false;
+  try { returning = localStorage.getItem(RETURNING) === "1"; } catch { /* storage off */ }
+  if (returning) boot();
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", mountAll, { once: true });
   else mountAll();
 })();

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 HEAD_TAGS = """<meta name="site-root" content="{root}">
 <link rel="stylesheet" href="{root}assets/css/widgets.css">
-<script src="{root}assets/js/widgets-host.js" defer></script>"""
+<script src="{root}assets/js/widgets-host.js" async></script>"""
 
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
