@@ -69,8 +69,51 @@ async function cachedSnapshot(url) {
   try {
     const cache = await caches.open(SNAPSHOT_CACHE);
     const hit = await cache.match(url);
-    return hit ? new Uint8Array(await hit.arrayBuffer()) : null;
+    return hit ? unpackPages(new Uint8Array(await hit.arrayBuffer())) : null;
   } catch { return null; }                 // no Cache API (plain http, private mode): boot normally
+}
+
+// Half of a fresh interpreter's memory is pages of zeros: the snapshot is stored without them.
+// Layout: "BKZ1", u32 length, u32 page size, u32 page count, one byte per page (1 = stored),
+// then the stored pages in order.
+const PAGE = 65536;
+function packPages(bytes) {
+  if (bytes.byteOffset % 4) bytes = bytes.slice();
+  const count = Math.ceil(bytes.length / PAGE);
+  const kept = new Uint8Array(count);
+  const words = new Int32Array(bytes.buffer, bytes.byteOffset, bytes.length >> 2);
+  let stored = 0;
+  for (let p = 0; p < count; p++) {
+    const end = Math.min(words.length, (p + 1) * (PAGE >> 2));
+    for (let i = p * (PAGE >> 2); i < end; i++) if (words[i] !== 0) { kept[p] = 1; break; }
+    if (!kept[p]) for (let i = end << 2; i < Math.min(bytes.length, (p + 1) * PAGE); i++) if (bytes[i]) { kept[p] = 1; break; }
+    stored += kept[p];
+  }
+  const out = new Uint8Array(16 + count + stored * PAGE);
+  const head = new DataView(out.buffer);
+  out.set([66, 75, 90, 49]);                 // "BKZ1"
+  head.setUint32(4, bytes.length, true); head.setUint32(8, PAGE, true); head.setUint32(12, count, true);
+  out.set(kept, 16);
+  let at = 16 + count;
+  for (let p = 0; p < count; p++) {
+    if (!kept[p]) continue;
+    const page = bytes.subarray(p * PAGE, Math.min(bytes.length, (p + 1) * PAGE));
+    out.set(page, at); at += PAGE;
+  }
+  return out;
+}
+function unpackPages(packed) {
+  if (packed[0] !== 66 || packed[1] !== 75 || packed[2] !== 90 || packed[3] !== 49) return null;
+  const head = new DataView(packed.buffer, packed.byteOffset);
+  const length = head.getUint32(4, true), page = head.getUint32(8, true), count = head.getUint32(12, true);
+  const out = new Uint8Array(length);      // zeroed: only the stored pages are copied in
+  let at = 16 + count;
+  for (let p = 0; p < count; p++) {
+    if (!packed[16 + p]) continue;
+    const n = Math.min(page, length - p * page);
+    out.set(packed.subarray(at, at + n), p * page); at += page;
+  }
+  return out;
 }
 
 // For the benchmark: when the wasm module is compiled and instantiated.
@@ -98,7 +141,7 @@ async function boot({ root, base }) {
   const stdlib = new URL(`python_stdlib.zip?v=${KEY}`, py).href;
   if (PACKED) packed.set(stdlib, [new URL(`python_stdlib.zip${PACKED}?v=${KEY}`, py).href]);
   prefetch(stdlib);
-  snapshotKey = new URL(`snapshot-${KEY}-${LOCK.info.version}.bin`, py).href;
+  snapshotKey = new URL(`snapshot-bkz1-${KEY}.bin`, py).href;   // KEY covers the Pyodide release
   const snapshot = cachedSnapshot(snapshotKey);
   const bookUrl = new URL(`book-py.zip${PACKED}?v=${KEY}`, py).href;
   const bookZip = (PACKED ? fetchUnpacked(bookUrl) : plainFetch(bookUrl)).then((r) => {
@@ -157,7 +200,7 @@ async function saveSnapshot() {
     const bytes = pyodide.makeMemorySnapshot();
     const cache = await caches.open(SNAPSHOT_CACHE);
     for (const old of await cache.keys()) await cache.delete(old);
-    await cache.put(snapshotKey, new Response(bytes, { headers: { "Content-Type": "application/octet-stream" } }));
+    await cache.put(snapshotKey, new Response(packPages(bytes), { headers: { "Content-Type": "application/octet-stream" } }));
   } catch (err) {
     console.warn("[widgets] no snapshot saved:", err && err.message);
   }

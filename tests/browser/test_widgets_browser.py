@@ -198,3 +198,56 @@ def test_steps_slider_keys_and_play(web, site_url):
     play.click()
     assert play.inner_text() == "Play"
     assert web.errors == []
+
+
+SNAPSHOTS = """async () => {
+    const cache = await caches.open('book-widgets-snapshot');
+    return Promise.all((await cache.keys()).map(async (k) => [k.url, (await (await cache.match(k)).arrayBuffer()).byteLength]));
+}"""
+
+
+def saved_snapshots(page, timeout_s=15):
+    """The snapshot cache's entries [(url, bytes)], once it holds one (saved after 1 s of quiet)."""
+    for _ in range(timeout_s * 10):
+        found = page.evaluate(SNAPSHOTS)
+        if found:
+            return found
+        page.wait_for_timeout(100)
+    raise AssertionError("no snapshot saved")
+
+
+def test_next_page_restores_the_saved_interpreter(web, site_url):
+    page = open_live(web, site_url)
+    assert page.evaluate("BookWidgets.stats.marks.snapshot") == 0          # first visit: booted
+    [(_, stored)] = saved_snapshots(page)
+    heap = page.evaluate("BookWidgets.stats.marks.heapBytes")
+    assert stored < heap * 0.6                                             # pages of zeros left out
+    open_live(web, site_url, "chapters/next.html")
+    assert page.evaluate("BookWidgets.stats.marks.snapshot") >= heap       # restored, unpacked
+    root = page.locator('.widget[data-widget="roofline"]')
+    slider = root.locator('input[name="size"]')
+    after_render(page, root, lambda: (slider.focus(), page.keyboard.press("ArrowRight"), page.keyboard.press("ArrowRight")))
+    page.wait_for_function("el => el.querySelector('dd').textContent.includes('8,192')", arg=root.element_handle())
+    expected = dict(widgets.render("roofline", {"size": 8192, "device": "a100-sxm-80gb"})["readouts"])
+    got = readouts(root.locator(".widget-readouts"))
+    assert got["Attainable"] == expected["Attainable"] and got["Regime"] == expected["Regime"]
+    assert web.errors == []
+
+
+def test_an_unreadable_snapshot_means_a_fresh_boot_and_a_new_snapshot(web, site_url):
+    page = open_live(web, site_url)
+    [(key, _)] = saved_snapshots(page)
+    page.evaluate("""async (key) => {
+        const cache = await caches.open('book-widgets-snapshot');
+        await cache.put(key, new Response('not a snapshot'));
+    }""", key)
+    open_live(web, site_url, "chapters/next.html")
+    assert page.evaluate("BookWidgets.stats.marks.snapshot") == 0          # booted from scratch
+    for _ in range(150):                       # the worker drops the bad entry, then saves anew
+        found = page.evaluate(SNAPSHOTS)
+        if found and found[0][1] > 1_000_000:
+            break
+        page.wait_for_timeout(100)
+    [(again, size)] = found
+    assert again == key and size > 1_000_000                             # replaced by a good one
+    assert web.errors == []
