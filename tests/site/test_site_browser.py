@@ -164,6 +164,8 @@ def test_phone_layout_hides_the_sidebar_behind_a_button(web):
     page.wait_for_url("**/chapters/two.html")
     main = box(page, "main")
     assert main["x"] >= 0 and main["x"] + main["width"] <= PHONE["width"]
+    # A wide table with math in its header scrolls inside itself (KaTeX's hidden MathML included).
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
 
 
 def test_system_dark_mode_styles_figures_and_code_until_the_reader_chooses(web):
