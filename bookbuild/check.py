@@ -23,6 +23,7 @@ from . import config as config_mod
 from . import pandoc
 from .config import BIB_KEY, _as_list
 from .errors import BuildError, line_of
+from .website import CAPTION_KEYS
 from .qmd import KNOWN_CELL_OPTIONS, UNSUPPORTED_CELL_OPTIONS, Cell, Document, INLINE, parse
 from .xref import KINDS, walk
 
@@ -73,7 +74,8 @@ UNSUPPORTED_KEYS = {
     "format.typst": {"template", "template-partials", "columns", "margin", "mainfont", "fontsize",
                      "toc", "toc-depth", "number-sections", "section-numbering", "keep-typ",
                      "include-in-header", "include-before-body", "fig-width", "fig-height",
-                     "fig-dpi", "bibliographystyle", "citeproc", "lang", "font-paths", "logo"},
+                     "fig-dpi", "bibliographystyle", "citeproc", "lang", "font-paths", "logo",
+                     "fig-cap-location", "tbl-cap-location"},
 }
 OUTPUT_FORMATS = {"html", "typst"}
 SHORTCODE = re.compile(r"\{\{<\s*([\w-]+)")
@@ -134,6 +136,13 @@ class Linter:
                         and key not in SUPPORTED_KEYS[section]:
                     self.add(path, line_of(text, f"{key}:"), "unsupported",
                              f"`{section}.{key}` is not implemented by this build")
+
+        for section, body in [("", cfg.raw), *((f"format.{n}.", o) for n, o in formats.items())]:
+            for key in CAPTION_KEYS:
+                where = body.get(key) if isinstance(body, dict) else None
+                if where is not None and where not in ("top", "bottom"):
+                    self.add(path, line_of(text, f"{key}:"), "unsupported",
+                             f"`{section}{key}: {where}`: this build places captions top or bottom only")
         for f in cfg.filters:
             if not (self.root / f).exists():
                 self.add(path, line_of(text, f), "error", f"filter {f} does not exist")

@@ -24,6 +24,9 @@ WORDS_PER_MINUTE = 230
 TAG = re.compile(r"<[^>]+>")
 
 
+CAPTION_KEYS = ("fig-cap-location", "tbl-cap-location")   # Quarto's: top or bottom
+
+
 def meta_string(value: str) -> dict:
     return {"t": "MetaString", "c": value}
 
@@ -44,9 +47,14 @@ def page_meta(cfg: BookConfig, page: xref.Page, index_path: Path, cites: list[st
         "book-root": meta_string("../" * depth if fmt.startswith("html") else ""),
         "link-citations": {"t": "MetaBool", "c": True},
     }
-    ref_loc = (cfg.html if fmt.startswith("html") else cfg.typst).get("reference-location")
+    opts = cfg.html if fmt.startswith("html") else cfg.typst
+    ref_loc = opts.get("reference-location")
     if ref_loc:
         meta["reference-location"] = meta_string(str(ref_loc))
+    for key in CAPTION_KEYS:                                  # a page's own front matter wins
+        where = opts.get(key, cfg.raw.get(key))
+        if where:
+            meta["book-" + key] = meta_string(str(where))
     if not fmt.startswith("html"):
         meta["book-figures"] = meta_string(".bookcache/figures/")
     if refs_page:
@@ -119,8 +127,10 @@ def conversion_key(cfg: BookConfig, pages: list[xref.Page], index_path: Path, ci
                    refs_page: str | None, settings: dict[str, Any]):
     """A page's cache key for one output format: its AST plus everything every page's conversion
     reads (the cross-reference index, the filters, every page's front matter, the citations)."""
+    book_wide = {k: cfg.raw.get(k) for k in CAPTION_KEYS}          # read by page_meta too
     shared = digest(file_digest(index_path), filters_digest(cfg), front_matter_digest(pages),
-                    json.dumps(cites), str(refs_page), json.dumps(settings, sort_keys=True, default=str))
+                    json.dumps(cites), str(refs_page), json.dumps(settings, sort_keys=True, default=str),
+                    json.dumps(book_wide, sort_keys=True, default=str))
     return lambda page: digest(page.ast_digest, shared)
 
 

@@ -4,12 +4,18 @@
 -- headings, captions and equations, and turns @fig-x / @tbl-x / @sec-x / @eq-x into links.
 
 local index, page, root
+local cap_top = {fig = false, tbl = true}   -- Quarto's defaults: tables captioned above, figures below
 local headers = {}
 local numbered = {}  -- floats already given their number
 local NAMES = {fig = "Figure", tbl = "Table", sec = "Section", eq = "Equation",
                lst = "Listing", chapter = "Chapter"}
 
 local function read_index(meta)
+  for kind, _ in pairs(cap_top) do
+    local key = kind .. "-cap-location"
+    local where = meta[key] or meta["book-" .. key]
+    if where then cap_top[kind] = pandoc.utils.stringify(where) == "top" end
+  end
   if not meta["book-xref"] then return nil end
   local f = assert(io.open(pandoc.utils.stringify(meta["book-xref"]), "r"))
   index = pandoc.json.decode(f:read("a"))
@@ -55,6 +61,17 @@ local function caption_prefix(info)
                                     {class = "float-number"}), pandoc.Space()}
 end
 
+-- A caption above its float: a class for the HTML (styles move the figcaption up), and for
+-- the PDF a typst rule scoped to the block that holds the figure.
+local function placed(fig, kind)
+  if not cap_top[kind] then return fig end
+  fig.classes:insert("cap-top")
+  if FORMAT:match("typst") then
+    return pandoc.Div({pandoc.RawBlock("typst", "#set figure.caption(position: top)"), fig})
+  end
+  return fig
+end
+
 local function float_div(div)
   local info = entry(div.identifier)
   if not info or (info.kind ~= "fig" and info.kind ~= "tbl") then return nil end
@@ -68,7 +85,7 @@ local function float_div(div)
   long:extend(caption)
   local attr = pandoc.Attr(div.identifier, {"quarto-float", "float-" .. info.kind}, {})
   numbered[div.identifier] = true
-  return pandoc.Figure(blocks, {long = {pandoc.Plain(long)}}, attr)
+  return placed(pandoc.Figure(blocks, {long = {pandoc.Plain(long)}}, attr), info.kind)
 end
 
 local function Figure(fig)
@@ -78,7 +95,7 @@ local function Figure(fig)
   local first = fig.caption.long[1]
   if first then long:extend(first.content) end
   fig.caption.long = {pandoc.Plain(long)}
-  return fig
+  return placed(fig, info.kind)
 end
 
 local function Para(para)

@@ -83,3 +83,12 @@ def test_cross_references_and_citations_are_links_in_the_pdf(built_fixture):
                  "#link(<eq-ridge>)[Equation 1.1]", "#link(<ref-williams2009roofline>)[2009]"):
         assert link in typ
     assert "<ref-williams2009roofline>" in typ.replace("#link(<ref-williams2009roofline>)", "")
+
+
+def test_table_captions_sit_above_their_tables(pdf):
+    _path, _text, pages, _n = pdf
+    [page] = [p for p in pages if "Table 1.1: A small table." in p]
+    lines = [line.split() for line in page.splitlines()]
+    caption = next(i for i, words in enumerate(lines) if words[:2] == ["Table", "1.1:"])
+    header = next(i for i, words in enumerate(lines) if words == ["a", "b"])
+    assert caption < header

@@ -316,3 +316,20 @@ def test_print_stylesheet_hides_the_chrome(site):
     block = css[css.index("@media print"):]
     for sel in (".topbar", ".sidebar", ".toc", ".page-nav"):
         assert sel in block.split("}")[0]
+
+
+def test_tables_are_captioned_above_and_figures_below_as_in_quarto(soup):
+    one = soup("chapters/one.html")
+    assert "cap-top" in one.find("figure", id="tbl-small")["class"]
+    assert "cap-top" not in one.find("figure", id="fig-line").get("class", [])
+
+
+def test_caption_locations_follow_the_config(warm_book):   # a built copy: the page caches must notice
+    book = warm_book
+    from bookbuild import build
+    config = book / "_quarto.yml"
+    config.write_text(config.read_text() + "tbl-cap-location: bottom\nfig-cap-location: top\n")
+    build(book, ("html",), search=False)
+    one = BeautifulSoup((book / "_book/chapters/one.html").read_text(encoding="utf-8"), "html.parser")
+    assert "cap-top" not in one.find("figure", id="tbl-small")["class"]
+    assert "cap-top" in one.find("figure", id="fig-line")["class"]

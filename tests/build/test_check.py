@@ -131,3 +131,11 @@ def test_check_does_not_execute_cells(fixture_book):
 def test_the_book_itself_is_clean():
     root = Path(__file__).resolve().parents[2]
     assert [str(f) for f in check(root)] == []
+
+
+def test_margin_captions_are_named_as_unsupported(fixture_book):
+    cfg = fixture_book / "_quarto.yml"
+    cfg.write_text(cfg.read_text() + "tbl-cap-location: margin\n")
+    f = only(check(fixture_book), "unsupported")
+    assert f.message == "`tbl-cap-location: margin`: this build places captions top or bottom only"
+    assert f.file == "_quarto.yml" and f.line == len(cfg.read_text().splitlines())
