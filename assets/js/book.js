@@ -77,6 +77,7 @@
     const btn = document.createElement("button");
     btn.type = "button";
     btn.className = "copy-code";
+    block.classList.add("has-copy");
     btn.textContent = "Copy";
     btn.setAttribute("aria-label", "Copy code to clipboard");
     btn.addEventListener("click", async () => {

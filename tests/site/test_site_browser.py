@@ -179,3 +179,15 @@ def test_system_dark_mode_styles_figures_and_code_until_the_reader_chooses(web):
     assert page.evaluate("document.documentElement.dataset.theme") == "light"
     assert img.evaluate("el => getComputedStyle(el).filter") == "none"
     assert keyword.evaluate("el => getComputedStyle(el).color") != dark_kw
+
+
+@pytest.mark.parametrize("web", [PHONE], indirect=True)
+def test_copy_button_has_its_own_strip_above_code_on_a_phone(web):
+    page = web.goto("chapters/one.html")
+    blocks = page.locator("main div.sourceCode.has-copy:visible")
+    assert blocks.count() >= 1
+    for i in range(blocks.count()):
+        block = blocks.nth(i)
+        block.scroll_into_view_if_needed()
+        button, code = block.locator(".copy-code").bounding_box(), block.locator("code").bounding_box()
+        assert button["y"] + button["height"] <= code["y"] + 1, "the button covers the first line"
