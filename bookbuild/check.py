@@ -53,8 +53,8 @@ SUPPORTED_KEYS = {
     "book": {"title", "subtitle", "author", "date", "chapters", "appendices", "output-file",
              "repo-url", "repo-actions", "repo-branch"},
     "execute": {"echo", "eval", "output", "include", "warning", "error", "daemon"},
-    "format.html": {"reference-location", "code-copy", "fig-format"},
-    "format.typst": {"reference-location", "fig-format", "papersize"},
+    "format.html": {"reference-location", "code-copy", "fig-format", "fig-cap-location", "tbl-cap-location"},
+    "format.typst": {"reference-location", "fig-format", "papersize", "fig-cap-location", "tbl-cap-location"},
 }
 UNSUPPORTED_KEYS = {
     "project": {"pre-render", "post-render", "render", "resources", "preview", "lib-dir", "freeze"},
@@ -69,13 +69,12 @@ UNSUPPORTED_KEYS = {
                     "fig-width", "fig-height", "fig-dpi", "link-external-icon", "anchor-sections",
                     "smooth-scroll", "citations-hover", "footnotes-hover", "crossrefs-hover",
                     "self-contained", "embed-resources", "mainfont", "fontsize", "linestretch",
-                    "fig-cap-location", "tbl-cap-location", "comments", "lang", "citation-location",
+                    "comments", "lang", "citation-location",
                     "template", "template-partials", "highlight-style", "code-overflow"},
     "format.typst": {"template", "template-partials", "columns", "margin", "mainfont", "fontsize",
                      "toc", "toc-depth", "number-sections", "section-numbering", "keep-typ",
                      "include-in-header", "include-before-body", "fig-width", "fig-height",
-                     "fig-dpi", "bibliographystyle", "citeproc", "lang", "font-paths", "logo",
-                     "fig-cap-location", "tbl-cap-location"},
+                     "fig-dpi", "bibliographystyle", "citeproc", "lang", "font-paths", "logo"},
 }
 OUTPUT_FORMATS = {"html", "typst"}
 SHORTCODE = re.compile(r"\{\{<\s*([\w-]+)")

@@ -71,8 +71,9 @@
     });
   }
 
-  // Copy buttons on code blocks.
-  for (const block of document.querySelectorAll("div.sourceCode, pre:not(.sourceCode)")) {
+  // Copy buttons on code blocks (format.html code-copy: false turns them off).
+  const copyOff = document.querySelector('meta[name="code-copy"][content="false"]');
+  for (const block of copyOff ? [] : document.querySelectorAll("div.sourceCode, pre:not(.sourceCode)")) {
     if (block.closest("div.sourceCode") && block.tagName === "PRE") continue;
     const btn = document.createElement("button");
     btn.type = "button";

@@ -333,3 +333,14 @@ def test_caption_locations_follow_the_config(warm_book):   # a built copy: the p
     one = BeautifulSoup((book / "_book/chapters/one.html").read_text(encoding="utf-8"), "html.parser")
     assert "cap-top" not in one.find("figure", id="tbl-small")["class"]
     assert "cap-top" in one.find("figure", id="fig-line")["class"]
+
+
+def test_code_copy_false_turns_the_copy_buttons_off(warm_book):
+    from bookbuild import build
+    config = warm_book / "_quarto.yml"
+    config.write_text(config.read_text().replace("  html:\n", "  html:\n    code-copy: false\n", 1))
+    build(warm_book, ("html",), search=False)
+    one = BeautifulSoup((warm_book / "_book/chapters/one.html").read_text(encoding="utf-8"), "html.parser")
+    assert one.find("meta", attrs={"name": "code-copy", "content": "false"}) is not None
+    script = (warm_book / "_book/assets/js/book.js").read_text(encoding="utf-8")
+    assert 'meta[name="code-copy"][content="false"]' in script
