@@ -72,14 +72,13 @@ def main() -> None:
     rows = {"cold": [], "warm": [], "next": []}
     sent, longest, heap, marks, applies, page_load = [], [], [], {}, [], []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, "--enable-precise-memory-info"])
         for _ in range(runs):
             ctx = browser.new_context(viewport={"width": 900, "height": 1000})
             ctx.add_init_script(LONGTASKS)
             ctx.route("**/*", lambda r: r.continue_() if r.request.url.startswith("http://127.0.0.1") else r.abort())
             page = ctx.new_page()
             Handler.sent.clear()
-            blank_heap = page.evaluate("performance.memory.usedJSHeapSize")
             r = visit(page, page1)
             sent.append(sum(n for _, n in Handler.sent))
             first_files = {}
@@ -88,14 +87,14 @@ def main() -> None:
             rows["cold"].append(r["live"]); longest.append(r["longest"]); marks["cold"] = r["marks"]
             page_load.append(r["pageLoad"])
             applies.append(r["apply"])
-            heap.append((r["heap"] - blank_heap, r["marks"]["heapBytes"]))
+            heap.append((r["heap"], r["marks"]["heapBytes"]))
             page.wait_for_timeout(2500)                # idle: the worker saves its snapshot (after 1 s quiet)
             r = visit(page, page1)
             rows["warm"].append(r["live"]); longest.append(r["longest"]); marks["warm"] = r["marks"]
             r = visit(page, page2)
             rows["next"].append(r["live"]); longest.append(r["longest"]); marks["next"] = r["marks"]
             ctx.close()
-        static = []                                    # the same cold visit with the widget runtime blocked
+        static, static_heap = [], []                   # the same cold visit with the widget runtime blocked
         for _ in range(runs):
             ctx = browser.new_context(viewport={"width": 900, "height": 1000})
             ctx.add_init_script(LONGTASKS)
@@ -104,6 +103,7 @@ def main() -> None:
             page.goto(page1)
             page.wait_for_timeout(1500)
             static.append(page.evaluate("Math.max(0, ...window.__longtasks.map(([, d]) => d))"))
+            static_heap.append(page.evaluate("performance.memory.usedJSHeapSize"))
             ctx.close()
         ctx = browser.new_context(viewport={"width": 900, "height": 1000})
         ctx.add_init_script(LONGTASKS)
@@ -150,8 +150,10 @@ def main() -> None:
     print(f"\nFirst visit transfer (gzip as served): {statistics.median(sent) / 1e6:.2f} MB")
     for path, n in sorted(first_files.items(), key=lambda kv: -kv[1])[:8]:
         print(f"  {n / 1e6:6.3f} MB  {path}")
-    mh = statistics.median(h[0] for h in heap) / 1e6
-    print(f"Memory: page JS heap +{mh:.1f} MB; worker wasm heap {heap[0][1] / 1e6:.1f} MB")
+    live_heap = statistics.median(h[0] for h in heap) / 1e6
+    blocked_heap = statistics.median(static_heap) / 1e6
+    print(f"Memory: page JS heap {live_heap:.1f} MB live, {blocked_heap:.1f} MB with the runtime blocked "
+          f"(+{live_heap - blocked_heap:.1f} MB); worker wasm heap {heap[0][1] / 1e6:.1f} MB")
     print(f"Longest widget redraw on the main thread (JSON.parse + DOM patch): {max(applies):.1f} ms")
     print(f"Longest main-thread task once the widget runtime has started: {max(longest):.0f} ms "
           f"(0 = none over 50 ms); per visit: {', '.join(f'{x:.0f}' for x in longest)}")
