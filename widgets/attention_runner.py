@@ -112,7 +112,7 @@ def _o_panel(params, O, row_err, sums, x0, y0, cell, show_values):
         for c, v in enumerate(row):
             x, y = x0 + c * cell, y0 + i * cell
             body.append(f'<rect x="{num(x)}" y="{num(y)}" width="{num(cell)}" height="{num(cell)}"'
-                        f' class="{_heat_class(v, scale)}"><title>O[{i}][{c}] = {v!r}</title></rect>')
+                        f' class="{_heat_class(v, scale)}"><title>O[{i}][{c}] = {v:.6g}</title></rect>')
             if show_values:
                 body.append(text(x + cell / 2, y + cell / 2 + 4, f"{v:.2f}", "wg-small wg-cellnum", "middle"))
     body.append(f'<rect x="{num(x0)}" y="{num(y0)}" width="{num(dv * cell)}" height="{num(n * cell)}" class="wg-axis"/>')

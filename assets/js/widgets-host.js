@@ -23,7 +23,7 @@
   const byUid = new Map();        // widget record by its number (predicted answers name it)
   let nextUid = 1;
   const waiting = new Map();      // request id -> widget record
-  const stats = { readyMs: null, startedAt: null, liveAt: {}, updates: [], renderMs: [], applyMs: [] };
+  const stats = { readyMs: null, startedAt: null, liveAt: {}, drawnAt: {}, updates: [], renderMs: [], applyMs: [] };
 
   const setState = (w, state, text) => { w.el.dataset.state = state; w.status.textContent = text; };
 
@@ -57,7 +57,7 @@
   function onMessage({ data }) {
     if (data.type === "ready") {
       phase = "ready"; clearTimeout(timer); stats.readyMs = data.ms; stats.marks = data.marks;
-      for (const w of mounted.values()) request(w);
+      for (const w of mounted.values()) wake(w);
     } else if (data.type === "failed") {
       fail(`Static figure: the interactive version failed to start (${data.message}).`);
     } else if (data.type === "predicted") {
@@ -70,11 +70,35 @@
       waiting.delete(data.id);
       if (!w) return;
       w.inflight = 0; stats.renderMs.push(data.ms); if (data.cached) stats.cached = (stats.cached || 0) + 1;
+      if (w.redraw) { w.redraw = false; redrawBusy = false; queueMicrotask(redrawNext); }
       if (!mounted.has(w.el)) return;
       const t = performance.now();
       apply(w, JSON.parse(data.json)); w.lastJson = data.json;
       stats.applyMs.push(performance.now() - t);
       if (w.pending) { w.pending = false; send(w); }
+    }
+  }
+
+  // The runtime is ready.  A figure still showing what the build drew (the same Python, these
+  // params, this layout width) needs no drawing before its controls work: it goes live at once
+  // and Python draws it again in the background, which changes nothing on screen unless the two
+  // disagree.  Any other figure is drawn first.
+  function wake(w) {
+    if (w.el.dataset.state === "live") return;
+    if (w.dirtySince == null && w.builtKey === canon({ ...w.params, _width: layoutWidth(w) })) {
+      goLive(w); redrawing.push(w); redrawNext();
+    } else request(w);
+  }
+
+  // Those background drawings go to the worker one at a time, so that a reader's move is never
+  // queued behind all of them.
+  const redrawing = [];
+  let redrawBusy = false;
+  function redrawNext() {
+    while (!redrawBusy && phase === "ready" && redrawing.length) {
+      const w = redrawing.shift();
+      if (!mounted.has(w.el) || w.inflight || w.lastJson) continue;   // the reader's move draws it
+      w.redraw = true; redrawBusy = true; send(w);
     }
   }
 
@@ -168,25 +192,28 @@
       const desc = svg.querySelector("desc");
       if (desc && w.live.textContent !== desc.textContent) w.live.textContent = desc.textContent;
     }
-    if (w.el.dataset.state !== "live") {
-      w.fieldset.disabled = false;
-      stats.liveAt[w.name] = performance.now();
-      setState(w, "live", "Interactive: change the controls to redraw.");
-      if ([...mounted.values()].every((m) => m.el.dataset.state === "live")) {
-        // Let the worker keep a snapshot for the next page, once the page is quiet.
-        const idle = window.requestIdleCallback || ((f) => setTimeout(f, 500));
-        idle(() => {
-          if (!worker) return;
-          warmUp(); predictFirstMoves(); worker.postMessage({ type: "idle" });
-        }, { timeout: 5000 });
-        try { localStorage.setItem(RETURNING, "1"); } catch { /* storage off: no early start */ }
-      }
-    }
+    stats.drawnAt[w.name] ??= performance.now();
+    if (w.el.dataset.state !== "live") goLive(w);
     if (w.dirtySince != null && !w.pending) {
       stats.updates.push(performance.now() - w.dirtySince); w.dirtySince = null;
     }
     if (w.playing && !w.pending) schedulePlay(w);
     w.el.dispatchEvent(new CustomEvent("widget:render", { detail: data }));
+  }
+
+  function goLive(w) {
+    w.fieldset.disabled = false;
+    prepareFigure(w);
+    stats.liveAt[w.name] = performance.now();
+    setState(w, "live", "Interactive: change the controls to redraw.");
+    if (![...mounted.values()].every((m) => m.el.dataset.state === "live")) return;
+    // Let the worker keep a snapshot for the next page, once the page is quiet.
+    const idle = window.requestIdleCallback || ((f) => setTimeout(f, 500));
+    idle(() => {
+      if (!worker) return;
+      warmUp(); predictFirstMoves(); worker.postMessage({ type: "idle" });
+    }, { timeout: 5000 });
+    try { localStorage.setItem(RETURNING, "1"); } catch { /* storage off: no early start */ }
   }
 
   // Once, while the page is idle: redraw each figure with the answer it already shows.  Nothing
@@ -448,6 +475,7 @@
       inflight: 0, pending: false, dirtySince: null, playing: null, playTimer: 0,
       uid: nextUid++, ahead: new Map(),
     };
+    w.builtKey = canon({ ...w.params, _width: STATIC_WIDTH });   // what the figure in the page shows
     byUid.set(w.uid, w);
     w.live = el.querySelector(".widget-live");
     if (!w.live) {   // screen readers hear each new frame of a figure that asks for it (data-live)
@@ -473,7 +501,7 @@
     for (const ev of ["pointerenter", "focusin", "touchstart"]) el.addEventListener(ev, start, { signal, passive: true });
     wireFigure(w, signal);
     if (phase === "failed") setState(w, "failed", failure);
-    else if (phase === "ready") { setState(w, "loading", "Loading the interactive version…"); request(w); }
+    else if (phase === "ready") { setState(w, "loading", "Loading the interactive version…"); wake(w); }
     else if (phase === "loading") setState(w, "loading", "Loading the interactive version…");
     if (resizer) resizer.observe(w.svgBox); else w.width = Math.round(w.svgBox.clientWidth);
     if (observer) observer.observe(el); else start();

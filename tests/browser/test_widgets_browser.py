@@ -8,12 +8,75 @@ from calc import kernels
 
 PAGE = "chapters/widgets.html"
 LIVE = "[...document.querySelectorAll('.widget')].every(w => w.dataset.state === 'live')"
+DRAWN = "document.querySelectorAll('.widget').length === Object.keys(BookWidgets.stats.drawnAt).length"
 
 
 def open_live(web, site_url, page=PAGE):
+    """The page with every widget live and drawn once by Python in the browser."""
     web.page.goto(site_url + page)
     web.page.wait_for_function(LIVE, timeout=25_000)
+    web.page.wait_for_function(DRAWN, timeout=25_000)
     return web.page
+
+
+# Counts every visible change Python's drawings make to each widget's figure, from the first parse
+# on: not the box's tabindex and label (the host's), nor data-* attributes (numbers for scripts,
+# which may differ from the build's in the last bits: the browser's libm is not the build's).
+COUNT_FIGURE_CHANGES = """
+window.__figureChanges = {};
+document.addEventListener("DOMContentLoaded", () => {
+  for (const el of document.querySelectorAll(".widget")) {
+    const box = el.querySelector(".widget-svg");
+    window.__figureChanges[el.dataset.widget] = [];
+    new MutationObserver((records) => {
+      for (const r of records) {
+        if (r.target === box || (r.type === "attributes" && r.attributeName.startsWith("data-"))) continue;
+        window.__figureChanges[el.dataset.widget].push(
+          r.type === "characterData" ? `${r.oldValue} -> ${r.target.nodeValue}` : `${r.type} ${r.target.nodeName} ${r.attributeName}`);
+      }
+    }).observe(box, { subtree: true, childList: true, attributes: true, characterData: true, characterDataOldValue: true });
+  }
+});
+"""
+
+
+def test_controls_work_on_the_builds_figure_and_python_draws_the_same(web, site_url):
+    """At the default width the page's figure is what the build drew: the controls come alive on
+    it, and the browser's first drawing (the same calc in Pyodide) changes nothing in it."""
+    web.context.add_init_script(COUNT_FIGURE_CHANGES)
+    page = open_live(web, site_url)
+    stats = page.evaluate("BookWidgets.stats")
+    for name in ("roofline", "blockgrid", "attention-runner", "steps"):
+        assert stats["liveAt"][name] < stats["drawnAt"][name]
+    changes = page.evaluate("window.__figureChanges")
+    # The runner shows floating-point residuals (Σ P − 1, O − O_ref): exp() in the browser's libm may
+    # differ from the build's in the last bit, so there only numbers may change, in text.
+    runner = changes.pop("attention-runner")
+    number = re.compile(r"-?\d+(?:\.\d+)?(?: × 10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)?")
+    for change in runner:
+        old, arrow, new = change.partition(" -> ")
+        assert arrow and number.sub("#", old) == number.sub("#", new), change
+    assert changes == {"roofline": [], "blockgrid": [], "steps": []}
+    assert web.errors == []
+
+
+def test_a_move_the_moment_the_controls_come_alive(web, site_url):
+    """A reader faster than Python's background drawing still gets calc's numbers."""
+    web.page.goto(site_url + PAGE)
+    web.page.wait_for_function(LIVE, timeout=25_000, polling=5)
+    web.page.evaluate("""() => {
+        const slider = document.querySelector('.widget[data-widget="roofline"] input[name="size"]');
+        slider.value = 13; slider.dispatchEvent(new Event('input', {bubbles: true}));
+    }""")
+    root = web.page.locator('.widget[data-widget="roofline"]')
+    expected = dict(widgets.render("roofline", {"size": 8192})["readouts"])
+    web.page.wait_for_function("([el, v]) => [...el.querySelectorAll('dd')].some(d => d.textContent === v)",
+                               arg=[root.element_handle(), expected["Arithmetic intensity"]])
+    web.page.wait_for_function(DRAWN)
+    web.page.wait_for_timeout(100)
+    assert readouts(root.locator(".widget-readouts")) == expected
+    assert root.locator('input[name="size"]').input_value() == "13"
+    assert web.errors == []
 
 
 def readouts(root):
