@@ -89,8 +89,76 @@ LAZY = {
         ("import shutil\\n", ""),
         ("shutil.copy2(", "__import__('shutil').copy2("),
     ),
+    # asyncio, which Pyodide's core imports at start-up, loads ssl (for TLS over sockets, which a
+    # browser does not have), logging (for its debug messages) and, through subprocess, locale.
+    "asyncio/base_events.py": (("try:\\n    import ssl\\nexcept ImportError:  # pragma: no cover\\n    ssl = None\\n", "ssl = None  # book runtime: no sockets in a browser, so no TLS\\n"),),
+    "asyncio/selector_events.py": (("try:\\n    import ssl\\nexcept ImportError:  # pragma: no cover\\n    ssl = None\\n", "ssl = None  # book runtime: no sockets in a browser, so no TLS\\n"),),
+    "asyncio/sslproto.py": (("try:\\n    import ssl\\nexcept ImportError:  # pragma: no cover\\n    ssl = None\\n", "ssl = None  # book runtime: no sockets in a browser, so no TLS\\n"),),
+    "asyncio/log.py": (
+        ("import logging\\n", ""),
+        ("logger = logging.getLogger(__package__)\\n", ""),
+    ),
+    "asyncio/futures.py": (
+        ("import logging\\n", ""),
+        ("STACK_DEBUG = logging.DEBUG - 1", "STACK_DEBUG = 9"),
+    ),
+    "concurrent/futures/_base.py": (
+        ("import logging\\n", ""),
+        ('LOGGER = logging.getLogger("concurrent.futures")\\n', ""),
+    ),
+    "subprocess.py": (
+        ("import locale\\n", ""),
+        ("return locale.getencoding()", "return __import__('locale').getencoding()"),
+    ),
+    # traceback needs _colorize (and its dataclass themes) only to format a traceback.
+    "traceback.py": (
+        ("import _colorize\\n", ""),
+    ),
 }
-LAZY_TAIL = {"pyodide/_package_loader.py": """
+LAZY_TAIL = {
+"asyncio/log.py": """
+
+
+class _Logger:
+    # Book runtime: logging is imported when asyncio first logs.
+    def __getattr__(self, name):
+        global logger
+        import logging
+        logger = logging.getLogger(__package__)
+        return getattr(logger, name)
+
+
+logger = _Logger()
+""",
+"concurrent/futures/_base.py": """
+
+
+class _Logger:
+    # Book runtime: logging is imported when a future's callback first fails.
+    def __getattr__(self, name):
+        global LOGGER
+        import logging
+        LOGGER = logging.getLogger("concurrent.futures")
+        return getattr(LOGGER, name)
+
+
+LOGGER = _Logger()
+""",
+"traceback.py": """
+
+
+class _Colorize:
+    # Book runtime: _colorize is imported when a traceback is first formatted.
+    def __getattr__(self, name):
+        global _colorize
+        import _colorize as real
+        _colorize = real
+        return getattr(real, name)
+
+
+_colorize = _Colorize()
+""",
+"pyodide/_package_loader.py": """
 
 
 # Book runtime: shutil, tempfile and zipfile are imported when a package is first installed.
@@ -213,6 +281,20 @@ const py2 = await loadPyodide({ indexURL: pyodideDir + "/", stdLibURL: path.join
 py2.FS.mkdirTree("/project");
 py2.FS.mount(py2.FS.filesystems.NODEFS, { root: projectRoot }, "/project");
 py2.runPython(EXERCISE);
+// asyncio's lazy stand-ins, used before the archive is cut so that what they import stays in it
+// (asyncio logs an error in a task nobody awaited).
+py2.runPython(`
+import sys, asyncio, asyncio.base_events, asyncio.futures, subprocess, traceback
+assert "ssl" not in sys.modules and asyncio.base_events.ssl is None
+assert "logging" not in sys.modules and "locale" not in sys.modules, [m for m in ("logging", "locale") if m in sys.modules]
+asyncio.log.logger.debug("book runtime: the lazy asyncio logger works")
+import logging
+assert asyncio.log.logger is logging.getLogger("asyncio") and asyncio.futures.STACK_DEBUG == logging.DEBUG - 1
+assert subprocess._text_encoding()
+import concurrent.futures._base as cf
+cf.LOGGER.debug("book runtime: the lazy concurrent.futures logger works")
+assert cf.LOGGER is logging.getLogger("concurrent.futures")
+`);
 const used = py2.runPython("json.dumps(_stdlib_used())");
 py2.runPython(`
 # The lazy stand-ins still do their job when a wheel is installed.
