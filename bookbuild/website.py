@@ -114,7 +114,16 @@ def cites_bibliography(page: xref.Page) -> bool:
 def filters_digest(cfg: BookConfig) -> str:
     files = [*user_filters(cfg), *pandoc.internal_filters(), pandoc.LUA / "links.lua",
              pandoc.SYNTAX / "cuda.xml", *[cfg.root / b for b in cfg.bibliography]]
-    return digest(*[file_digest(f) for f in files], pandoc.binary())
+    python = [f"{f.relative_to(cfg.root).as_posix()}\0{file_digest(f)}" for f in project_python(cfg.root)]
+    return digest(*[file_digest(f) for f in files], *python, pandoc.binary())
+
+
+def project_python(root: Path) -> list[Path]:
+    """The project's own Python packages (folders at its root with an ``__init__.py``): a filter
+    may run them (filters/widget.lua runs ``python -m widgets``, which imports calc), so a change
+    to them converts the pages again."""
+    return sorted(f for init in root.glob("*/__init__.py") for f in init.parent.rglob("*.py")
+                  if "__pycache__" not in f.parts)
 
 
 def front_matter_digest(pages: list[xref.Page]) -> str:

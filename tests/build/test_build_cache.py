@@ -58,3 +58,26 @@ def test_changing_an_imported_module_executes_the_chapters_that_import_it(warm_b
     report = build(warm_book, ("html",), search=False)
     assert report.executed == CHAPTERS
     assert "Ridge 9.0." in html(warm_book, "chapters/two.html")
+
+
+def test_changing_project_python_that_a_filter_runs_converts_the_pages_again(warm_book):
+    """A filter may run the project's Python (filters/widget.lua runs `python -m widgets`): the
+    page shows what the changed code draws, though no cell imports it."""
+    (warm_book / "fixturecalc" / "stamp.py").write_text('print("<p>stamp one</p>")\n')
+    (warm_book / "filters" / "stamp.lua").write_text(
+        'function Div(div)\n'
+        '  if not div.classes:includes("stamp") then return nil end\n'
+        '  return pandoc.RawBlock("html", pandoc.pipe(os.getenv("BOOK_PYTHON") or "python3",'
+        ' {"-m", "fixturecalc.stamp"}, ""))\n'
+        'end\n')
+    config = warm_book / "_quarto.yml"
+    config.write_text(config.read_text().replace("  - filters/shout.lua", "  - filters/shout.lua\n  - filters/stamp.lua"))
+    two = warm_book / "chapters/two.qmd"
+    two.write_text(two.read_text() + "\n::: {.stamp}\n:::\n")
+    build(warm_book, ("html",), search=False)
+    assert "<p>stamp one</p>" in html(warm_book, "chapters/two.html")
+
+    (warm_book / "fixturecalc" / "stamp.py").write_text('print("<p>stamp two</p>")\n')
+    report = build(warm_book, ("html",), search=False)
+    assert report.executed == [], "no cell imports fixturecalc.stamp"
+    assert "<p>stamp two</p>" in html(warm_book, "chapters/two.html")
