@@ -7,6 +7,7 @@ to put numbers on headings and captions and to turn ``@fig-x`` into "Figure 2.3"
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -33,16 +34,28 @@ def walk(node: Any) -> Iterator[dict]:
 
 
 def stringify(node: Any) -> str:
+    """The plain text of ``node``, without its citations (a caption's "[@key]" would show as
+    such in a cross-reference's preview and in the contents)."""
     out: list[str] = []
-    for el in walk(node):
-        t = el["t"]
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(reversed(item))
+            continue
+        if not isinstance(item, dict):
+            continue
+        t = item.get("t")
         if t == "Str":
-            out.append(el["c"])
+            out.append(item["c"])
         elif t in ("Space", "SoftBreak", "LineBreak"):
             out.append(" ")
         elif t in ("Code", "Math"):
-            out.append(el["c"][1])
-    return "".join(out)
+            out.append(item["c"][1])
+        elif t != "Cite":
+            stack.extend(v for v in reversed(list(item.values())) if isinstance(v, (dict, list)))
+    text = re.sub(r"\s+([,.;:)])", r"\1", "".join(out).replace("()", ""))
+    return re.sub(r"\s{2,}", " ", text).strip()
 
 
 @dataclass
