@@ -344,7 +344,7 @@ def devices_summary_markdown() -> str:
             "|:--|--:|--:|--:|--:|"]
     for dev in specs.products():
         dtype = "fp16" if ("fp16", False) in dev.peak_keys() else "bf16" if ("bf16", False) in dev.peak_keys() else None
-        mem = f"{exact(dev.value('mem_capacity'))} {dev.spec('mem_capacity').unit} {dev.value('mem_type').split(' ')[0]}"
+        mem = f"{exact(dev.mem_capacity_bytes / 2**30)} GiB {dev.value('mem_type').split(' ')[0]}"
         mark = " †" if dtype and (dtype, False) not in dev.peaks else ""
         peak = f"{exact(dev.peak_flops(dtype) / 1e12)} TFLOP/s{mark}" if dtype else "—"
         ridge = f"{fmt.num(dev.ridge_point(dtype))} FLOP/B" if dtype else "—"

@@ -89,7 +89,7 @@ def a100_table() -> list[Level]:
               _cycles(200),
               _per_byte(e["sram_1mb"])),
         Level("HBM2", "whole GPU",
-              Spec(a100.mem_capacity_bytes, "B", a100.spec("mem_capacity").source, "40 GB as labelled"),
+              Spec(a100.mem_capacity_bytes, "B", a100.spec("mem_capacity").source, "labelled 40 GB: 40 GiB (JEDEC)"),
               a100.spec("mem_bw"),
               _cycles(290),
               Spec(energy.HBM2_J_PER_BIT.value * 8, "J/B", energy.OCONNOR, "3.9 pJ/bit × 8")),

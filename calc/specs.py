@@ -14,7 +14,10 @@ Conventions
 - NVIDIA writes on-chip sizes in binary units (a "164 KB" shared memory is
   164 × 1024 bytes, a "40 MB" L2 is 40 × 2**20 bytes); they are stored in bytes.
 - Memory capacity is stored as the vendor's label with the vendor's unit
-  ("80 GB", "32 GiB"); ``Device.mem_capacity_bytes`` reads the unit literally.
+  ("80 GB", "32 GiB"). DRAM comes in power-of-two sizes and its capacity is
+  labelled in JEDEC's units (JESD100B.01), where the G of a storage capacity is
+  2**30: NVIDIA's "80GB" of HBM is 80 GiB, five stacks of 16 GiB.
+  ``Device.mem_capacity_bytes`` reads both "GB" and "GiB" as 2**30 bytes.
 """
 
 from __future__ import annotations
@@ -30,6 +33,11 @@ MIB = 1024 * 1024
 
 # --------------------------------------------------------------------------- sources
 
+JEDEC = Source(
+    "JESD100B.01: Terms, Definitions, and Letter Symbols for Microcomputers, Microprocessors, "
+    "and Memory Integrated Circuits", "JEDEC Solid State Technology Association", 2002, "jedec2002jesd100",
+    where="prefixes for units of semiconductor storage capacity (giga = 2**30)",
+)
 A100_WP = Source(
     "NVIDIA A100 Tensor Core GPU Architecture (whitepaper, V1.0)", "NVIDIA", 2020,
     "nvidia2020a100",
@@ -137,7 +145,8 @@ def compute_capability(cc: str) -> CCLimits:
 
 # ---------------------------------------------------------------------------- device
 
-_CAPACITY_UNITS = {"GB": 1e9, "GiB": 2**30}
+# A memory capacity's "GB" is JEDEC's, 2**30 bytes (JESD100B.01); bandwidths stay decimal.
+_CAPACITY_UNITS = {"GB": 2**30, "GiB": 2**30}
 _PEAK_ORDER = ["fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4"]
 
 
@@ -224,7 +233,7 @@ class Device:
 
     @property
     def mem_capacity_bytes(self) -> float:
-        """Memory capacity in bytes, reading the vendor's unit literally (GB = 1e9 B)."""
+        """Memory capacity in bytes: the vendor's "GB" of DRAM is JEDEC's, 2**30 bytes."""
         spec = self.spec("mem_capacity")
         return spec.value * _CAPACITY_UNITS[spec.unit]
 

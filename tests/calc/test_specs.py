@@ -81,6 +81,14 @@ def test_capacity_units_are_explicit():
     assert device("tpu-v4").mem_capacity_bytes == 32 * 2**30
 
 
+def test_a_memory_label_in_gb_is_binary():
+    # JEDEC JESD100B.01: the G of a storage capacity is 2**30; an A100 80GB reports 81,920 MiB.
+    assert device("h100-sxm").spec("mem_capacity").unit == "GB"
+    assert device("h100-sxm").mem_capacity_bytes == 80 * 2**30
+    assert device("a100-sxm-40gb").mem_capacity_bytes == 40 * 2**30
+    assert device("h100-sxm").mem_bw == 3.352e12          # bandwidths stay decimal
+
+
 def test_sm_counts_and_l2():
     assert device("a100-sxm-80gb").sm_count == 108
     assert device("h100-sxm").sm_count == 132
