@@ -60,7 +60,8 @@ def _limits_of(target: Union[str, "specs.Device", "specs.CCLimits"]) -> "specs.C
 
 
 def smem_charged(smem_per_block: int, lim: "specs.CCLimits") -> int:
-    """Shared memory charged to a block: roundup(smem + reserved, 128) bytes."""
+    """Shared memory charged to a block: smem + reserved, rounded up to the allocation unit
+    (128 bytes from compute capability 8.0, 256 before)."""
     total = smem_per_block + lim.reserved_smem_per_block_bytes
     unit = lim.smem_alloc_unit_bytes
     return math.ceil(total / unit) * unit

@@ -123,7 +123,8 @@ class CCLimits:
 
 
 COMPUTE_CAPABILITIES: dict[str, CCLimits] = {
-    "7.5": CCLimits("7.5", 1024, 32, 16, 64 * KIB, 64 * KIB, 0, (32, 64)),
+    # cuda_occupancy.h, cudaOccSMemAllocationGranularity: 256 B for compute major 3 to 7, 128 B from 8.
+    "7.5": CCLimits("7.5", 1024, 32, 16, 64 * KIB, 64 * KIB, 0, (32, 64), smem_alloc_unit_bytes=256),
     "8.0": CCLimits("8.0", 2048, 64, 32, 164 * KIB, 163 * KIB, KIB,
                     (0, 8, 16, 32, 64, 100, 132, 164)),
     "8.6": CCLimits("8.6", 1536, 48, 16, 100 * KIB, 99 * KIB, KIB, (0, 8, 16, 32, 64, 100)),

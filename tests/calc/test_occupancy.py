@@ -85,3 +85,10 @@ def test_more_registers_never_raise_occupancy(threads, regs):
     except ValueError:
         return
     assert more.active_warps <= occupancy("8.0", threads, regs).active_warps
+
+
+def test_shared_memory_is_charged_in_the_unit_of_its_compute_capability():
+    # cuda_occupancy.h: 256-byte units up to compute major 7, 128-byte units from 8
+    from calc import occupancy as occ, specs
+    assert occ.smem_charged(100, specs.COMPUTE_CAPABILITIES["7.5"]) == 256
+    assert occ.smem_charged(100, specs.COMPUTE_CAPABILITIES["8.0"]) == 128 + 1024   # plus the reserved KiB
