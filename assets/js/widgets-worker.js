@@ -181,8 +181,11 @@ async function boot({ root, base }) {
     marks.interpreter = performance.now() - t0;
     // Only the package: each widget module is imported by its first render, so the
     // widgets on screen draw before the others load (all are imported before a snapshot).
-    pyodide.runPython("import sys, gc\nsys.path.insert(0, '/lib/book-py.zip')\nimport widgets\ngc.freeze()\n");
+    // Called from JS rather than through runPython, whose machinery (tokenize) the
+    // widgets never need.
+    pyodide.pyimport("sys").path.insert(0, "/lib/book-py.zip");
     renderJson = pyodide.pyimport("widgets").render_json;
+    pyodide.pyimport("gc").freeze();
   } else {
     snapshotSaved = true;
   }
