@@ -24,6 +24,7 @@ KERNEL_LABELS = (
 )
 TOLERANCE = 1e-12            # "agrees with the reference": a few hundred ulps of an O(1) value
 HEAT_LEVELS = 4              # colour classes wg-hn4 … wg-h0 … wg-h4
+CHECK_ROW = 15               # their row pitch when they sit below O (on a phone)
 
 PARAMS = [
     Param("kernel", "choice", "Kernel", "naive", options=KERNEL_LABELS),
@@ -104,7 +105,7 @@ def _p_panel(params, P, x0, y0, size):
     return body
 
 
-def _o_panel(params, O, row_err, sums, x0, y0, cell, show_values):
+def _o_panel(params, O, row_err, sums, x0, y0, cell, show_values, checks_below=False):
     n, dv = len(O), len(O[0])
     scale = max(abs(v) for row in O for v in row) or 1.0
     body = [text(x0, y0 - 8, f"O = PV, {n}×{dv}", "wg-small wg-strong")]
@@ -120,13 +121,15 @@ def _o_panel(params, O, row_err, sums, x0, y0, cell, show_values):
         body.append(_grid_lines(x0, y0, cell, n, dv, params["tile"], params["tile"], "wg-blocks"))
     elif params["kernel"] == "flash":
         body.append(_grid_lines(x0, y0, cell, n, dv, params["block_rows"], dv, "wg-blocks"))
-    # Per-row check: Σ_j P[i][j] and max_c |O[i][c] − O_ref[i][c]|.
-    cx = x0 + dv * cell + 12
-    body.append(text(cx, y0 - 8, "Σ P row", "wg-small wg-strong"))
-    body.append(text(cx + 140, y0 - 8, "max |O − O_ref|", "wg-small wg-strong"))
-    fs = min(11.5, cell * 0.7)
+    # Per-row check: Σ_j P[i][j] and max_c |O[i][c] − O_ref[i][c]|, beside O or, on a phone, below it.
+    if checks_below:
+        cx, cy, fs, pitch = x0, y0 + n * cell + 30, 11.5, CHECK_ROW
+    else:
+        cx, cy, fs, pitch = x0 + dv * cell + 12, y0, min(11.5, cell * 0.7), cell
+    body.append(text(cx, cy - 8, "Σ P row", "wg-small wg-strong"))
+    body.append(text(cx + 140, cy - 8, "max |O − O_ref|", "wg-small wg-strong"))
     for i in range(n):
-        y = y0 + i * cell + cell / 2 + fs / 3
+        y = cy + i * pitch + pitch / 2 + fs / 3
         size = f' font-size="{num(fs)}"'
         body.append(text(cx, y, f"{sums[i]:.16g}", "wg-mono", extra=size))
         body.append(text(cx + 140, y, sci(row_err[i]), "wg-mono" + (" wg-bad" if row_err[i] > TOLERANCE else ""),
@@ -141,7 +144,8 @@ def render(params: dict) -> dict:
     W = params.get("_width", 640)
     narrow = W < 520
     p_size = min(W - 24, 260) if narrow else min(W * 0.3, 240)
-    room = W - 20 - 262 if narrow else W - (10 + p_size + 26) - 262      # the check columns need 262 px
+    # On a phone O takes the whole width and its checks go below it; else they sit beside it.
+    room = W - 20 if narrow else W - (10 + p_size + 26) - 262      # the check columns need 262 px
     cell = max(10.0, min(36.0, room / dv, 300 / n))
     show_values = cell >= 30
     top = 26
@@ -149,8 +153,8 @@ def render(params: dict) -> dict:
     if narrow:
         body += _p_panel(params, r["P"], 10, top, p_size)
         oy = top + p_size + 46
-        body += _o_panel(params, O, r["row_err"], chk.row_sums, 10, oy, cell, show_values)
-        H = oy + n * cell + 14
+        body += _o_panel(params, O, r["row_err"], chk.row_sums, 10, oy, cell, show_values, checks_below=True)
+        H = oy + n * cell + 30 + n * CHECK_ROW
     else:
         body += _p_panel(params, r["P"], 10, top, p_size)
         ox = 10 + p_size + 26

@@ -22,6 +22,7 @@ KERNELS = (
 )
 GRID_CAP_2D, GRID_CAP_3D, LATTICE_CAP = 8, 5, 6   # most blocks / threads drawn per axis
 ROW_CAP, CLICK_CAP = 64, 128     # rows of threads drawn; biggest block whose threads are clickable
+NARROW_3D = 504                  # narrower than this, the 3D view stacks its two panels
 BIG = 2**31
 
 PARAMS = [
@@ -186,9 +187,10 @@ def _grid_panel_2d(params, grid, block, info, x0, y0, w, h, fs):
     if len(rows) < grid.y:
         note.append(f"y {rows[0]:,}–{rows[-1]:,} of {grid.y:,}")
     bottom = top + len(rows) * (bh + gap)
-    if note:
-        body.append(text(x0, bottom + 12, "showing " + ", ".join(note), "wg-small wg-muted"))
-    return body, bottom + (16 if note else 0)
+    lines = wrap("showing " + ", ".join(note), int(w / 6.9)) if note else []
+    for i, ln in enumerate(lines):
+        body.append(text(x0, bottom + 12 + 14 * i, ln, "wg-small wg-muted"))
+    return body, bottom + 16 * bool(lines) + 14 * max(0, len(lines) - 1)
 
 
 def _block_panel_2d(params, grid, block, info, x0, y0, w, fs):
@@ -241,8 +243,10 @@ def _block_panel_2d(params, grid, block, info, x0, y0, w, fs):
         hint = "x wraps every 32 threads; " + hint
     if n_rows < block.y * lines_per_y:
         hint = f"first {n_rows} rows; " + hint
-    body.append(text(left, bottom, hint, "wg-small wg-muted"))
-    return body, bottom + 6
+    lines = wrap(hint, int((x0 + w - left) / 6.9))      # SVG text does not wrap; phones are narrow
+    for i, ln in enumerate(lines):
+        body.append(text(left, bottom + 14 * i, ln, "wg-small wg-muted"))
+    return body, bottom + 14 * (len(lines) - 1) + 6
 
 
 # ----------------------------------------------------------------------------- 3D view
@@ -300,8 +304,12 @@ def _view_3d(params, grid, block, info, x0, y0, w, h, fs):
     project = _projector(params["yaw"], params["pitch"])
     bi, ti = info["block_idx"], info["thread_idx"]
     body = []
-    half = w / 2 - 8
-    # Left: the grid of blocks.
+    # The grid of blocks and the selected block side by side, or one above the other on a phone.
+    if w < NARROW_3D:
+        (gx, gy, gw, gh), (kx, ky, kw, kh) = (x0, y0, w, h / 2), (x0, y0 + h / 2, w, h / 2)
+    else:
+        (gx, gy, gw, gh), (kx, ky, kw, kh) = (x0, y0, w / 2 - 8, h), (x0 + w / 2 + 8, y0, w / 2 - 8, h)
+    # The grid of blocks.
     xs, ys, zs = (_window(s, n, GRID_CAP_3D) for s, n in ((bi.x, grid.x), (bi.y, grid.y), (bi.z, grid.z)))
     cells = []
     for bz in zs:
@@ -311,11 +319,11 @@ def _view_3d(params, grid, block, info, x0, y0, w, h, fs):
                 target = {"sel_x": bx * block.x + ti.x, "sel_y": by * block.y + ti.y, "sel_z": bz * block.z + ti.z}
                 cells.append(((bx - xs[0], by - ys[0], bz - zs[0]), "wg-face" + (" wg-sel" if sel else ""), data_set(target)))
     polys = _boxes_3d(project, cells, (1, 1, 1), 0.8)
-    to_screen, _ = _fit([p for box in polys for face in box[1] for p in face[0]], x0, y0 + fs + 10, half, h - fs - 30)
-    body.append(text(x0, y0 + fs, f"Grid ({grid.x:,}, {grid.y:,}, {grid.z:,}) of blocks", "wg-strong"))
+    to_screen, _ = _fit([p for box in polys for face in box[1] for p in face[0]], gx, gy + fs + 10, gw, gh - fs - 30)
+    body.append(text(gx, gy + fs, f"Grid ({grid.x:,}, {grid.y:,}, {grid.z:,}) of blocks", "wg-strong"))
     for _, faces, extra in polys:
         body.append(f"<g{extra}>" + "".join(polygon([to_screen(p) for p in pts], cls) for pts, cls in faces) + "</g>")
-    # Right: the selected block's threads as a lattice of dots.
+    # The selected block's threads as a lattice of dots.
     lx, ly, lz = (_window(t, n, LATTICE_CAP) for t, n in ((ti.x, block.x), (ti.y, block.y), (ti.z, block.z)))
     dots = []
     for k in lz:
@@ -327,23 +335,25 @@ def _view_3d(params, grid, block, info, x0, y0, w, h, fs):
                 cls = ("wg-t%d" % (warp % 2) if active(params, *g, grid, block) else "wg-idle")
                 dots.append((depth, (sx, sy), cls, (i, j, k) == (ti.x, ti.y, ti.z), g))
     dots.sort(key=lambda d: -d[0])
-    x1 = x0 + w / 2 + 8
-    to_screen, s = _fit([d[1] for d in dots], x1 + 10, y0 + fs + 18, half - 20, h - fs - 44)
+    hint = wrap(("first threads only; " if len(lx) < block.x or len(ly) < block.y or len(lz) < block.z else "")
+                + "drag or use the arrow keys to turn", int(kw / 6.9))
+    title = wrap(f"Block ({bi.x:,}, {bi.y:,}, {bi.z:,}): {block.x}×{block.y}×{block.z} threads", int(kw / 7.8))
+    body += [text(kx, ky + fs + 16 * i, ln, "wg-strong") for i, ln in enumerate(title)]
+    top = ky + fs + 18 + 16 * (len(title) - 1)
+    to_screen, s = _fit([d[1] for d in dots], kx + 10, top, kw - 20, ky + kh - 12 - 14 * len(hint) - top)
     r = max(2.5, min(9.0, s * 0.3)) if len(dots) > 1 else 9.0
-    body.append(text(x1, y0 + fs, f"Block ({bi.x:,}, {bi.y:,}, {bi.z:,}): {block.x}×{block.y}×{block.z} threads", "wg-strong"))
     for _, p, cls, sel, g in dots:
         px, py = to_screen(p)
         body.append(f'<circle cx="{num(px)}" cy="{num(py)}" r="{num(r * (1.5 if sel else 1))}" class="{cls}'
                     f'{" wg-sel" if sel else ""}"{data_set({"sel_x": g[0], "sel_y": g[1], "sel_z": g[2]})}/>')
-    capped = len(lx) < block.x or len(ly) < block.y or len(lz) < block.z
-    body.append(text(x1, y0 + h - 6, ("first threads only; " if capped else "")
-                     + "drag or use the arrow keys to turn", "wg-small wg-muted"))
-    # Axis hint (x, y, z directions) in the left panel's corner.
+    for i, ln in enumerate(hint):
+        body.append(text(kx, ky + kh - 6 - 14 * (len(hint) - 1 - i), ln, "wg-small wg-muted"))
+    # Axis hint (x, y, z directions) in the grid panel's corner.
     o = project(0, 0, 0)
     for name, v in (("x", (1, 0, 0)), ("y", (0, 1, 0)), ("z", (0, 0, 1))):
         p = project(*v)
-        ax, ay = x0 + 24 + (p[0] - o[0]) * 16, y0 + h - 26 + (p[1] - o[1]) * 16
-        body.append(f'<line x1="{num(x0 + 24)}" y1="{num(y0 + h - 26)}" x2="{num(ax)}" y2="{num(ay)}" class="wg-axis"/>')
+        ax, ay = gx + 24 + (p[0] - o[0]) * 16, gy + gh - 26 + (p[1] - o[1]) * 16
+        body.append(f'<line x1="{num(gx + 24)}" y1="{num(gy + gh - 26)}" x2="{num(ax)}" y2="{num(ay)}" class="wg-axis"/>')
         body.append(text(ax + (p[0] - o[0]) * 6, ay + (p[1] - o[1]) * 6 + 4, name, "wg-small", "middle"))
     return body
 
@@ -376,7 +386,7 @@ def render(params: dict) -> dict:
     body = []
     narrow = W < 520
     if params["view"] == "3d":
-        H = round(W * (0.75 if narrow else 0.5))
+        H = round(W * (1.2 if narrow else 0.5))         # a phone: the two panels one above the other
         body += _view_3d(params, grid, block, info, 8, 6, W - 16, H - 12, fs)
         extra = f" data-keys='{KEYS}' data-drag='{DRAG}' data-keys-help='3D view: arrow keys turn and tilt it'"
     else:

@@ -73,3 +73,29 @@ def test_cli_renders_html(capsys):
     assert main(["render", "blockgrid", "--params", '{"block_z": 128}', "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert "blockDim.z" in out["message"]
+
+
+def _cases(name):
+    mod = widgets.get(name)
+    cases = [{}] + [dict(e) for e in getattr(mod, "EXAMPLES", [])]
+    for p in mod.PARAMS:
+        if p.type == "choice":
+            cases += [{p.name: v} for v, _ in p.options]
+    return cases
+
+
+@pytest.mark.parametrize("width", [300, 360, 640, 900])
+@pytest.mark.parametrize("name", widgets.NAMES)
+def test_every_label_stays_inside_the_figure(name, width):
+    """SVG text does not wrap: a label longer than its room runs off the figure (it did on phones).
+    Widths are estimated at half an em per character, a little under the fonts' average."""
+    for case in _cases(name):
+        svg = ET.fromstring(widgets.render(name, {**case, "_width": width})["svg"])
+        view_w = float(svg.get("viewBox").split()[2])
+        for el in svg.iter("{http://www.w3.org/2000/svg}text"):
+            content = "".join(el.itertext())
+            size = 11.5 if "wg-small" in (el.get("class") or "") else 13
+            w = 0.5 * size * len(content)
+            x = float(el.get("x"))
+            lo, hi = {"start": (x, x + w), "end": (x - w, x), "middle": (x - w / 2, x + w / 2)}[el.get("text-anchor", "start")]
+            assert -2 <= lo and hi <= view_w + 2, (name, case, width, content)
