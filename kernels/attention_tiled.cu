@@ -97,8 +97,9 @@ __global__ void softmax_rows(const __half* S, __half* P, int N) {
         P[base + j] = __float2half(row[j] / sum);
 }
 
-// Host side. (For N above 12,288 the softmax's row no longer fits the
-// default 48 KiB of dynamic shared memory and needs the opt-in attribute.)
+// Host side. (For N above 12,256 the softmax's row, 4N bytes, and the 128-byte
+// reduction buffer no longer fit the default 48 KiB of shared memory per block,
+// static and dynamic together: such a launch needs the opt-in attribute.)
 void launch_attention_tiled(const __half* Q, const __half* K,
                             const __half* V, __half* S, __half* P,
                             __half* O, int N, int d, cudaStream_t stream) {
