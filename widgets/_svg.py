@@ -80,6 +80,20 @@ def polygon(points, cls, extra="") -> str:
     return f'<polygon points="{pts}" class="{cls}"{extra}/>'
 
 
+SMALL_CHAR_PX = 6.9     # advance of a wg-small character, with room to spare (SVG text does not wrap)
+STRONG_CHAR_PX = 7.8    # ... of a wg-strong one
+
+
+def wrap_px(content: str, width_px: float, char_px: float = SMALL_CHAR_PX) -> list[str]:
+    """``content`` in lines that fit ``width_px`` at ``char_px`` per character."""
+    return wrap(content, int(width_px / char_px))
+
+
+def text_lines(x, y, lines, cls, leading=14) -> list[str]:
+    """One <text> per line, the first on baseline ``y``."""
+    return [text(x, y + leading * i, ln, cls) for i, ln in enumerate(lines)]
+
+
 def wrap(content: str, width: int) -> list[str]:
     """Greedy word wrap to lines of at most ``width`` characters (SVG text does not wrap)."""
     lines, current = [], ""

@@ -11,7 +11,7 @@ import math
 from calc import cuda, fmt, specs
 
 from . import Param
-from ._svg import data_set, num, polygon, svg_root, text, wrap
+from ._svg import STRONG_CHAR_PX, data_set, num, polygon, svg_root, text, text_lines, wrap_px
 
 TITLE = "CUDA block grid"
 DEVICE = "h100-sxm"              # launch limits are checked against this GPU
@@ -187,9 +187,8 @@ def _grid_panel_2d(params, grid, block, info, x0, y0, w, h, fs):
     if len(rows) < grid.y:
         note.append(f"y {rows[0]:,}–{rows[-1]:,} of {grid.y:,}")
     bottom = top + len(rows) * (bh + gap)
-    lines = wrap("showing " + ", ".join(note), int(w / 6.9)) if note else []
-    for i, ln in enumerate(lines):
-        body.append(text(x0, bottom + 12 + 14 * i, ln, "wg-small wg-muted"))
+    lines = wrap_px("showing " + ", ".join(note), w) if note else []
+    body += text_lines(x0, bottom + 12, lines, "wg-small wg-muted")
     return body, bottom + 16 * bool(lines) + 14 * max(0, len(lines) - 1)
 
 
@@ -243,9 +242,8 @@ def _block_panel_2d(params, grid, block, info, x0, y0, w, fs):
         hint = "x wraps every 32 threads; " + hint
     if n_rows < block.y * lines_per_y:
         hint = f"first {n_rows} rows; " + hint
-    lines = wrap(hint, int((x0 + w - left) / 6.9))      # SVG text does not wrap; phones are narrow
-    for i, ln in enumerate(lines):
-        body.append(text(left, bottom + 14 * i, ln, "wg-small wg-muted"))
+    lines = wrap_px(hint, x0 + w - left)                 # phones are narrow
+    body += text_lines(left, bottom, lines, "wg-small wg-muted")
     return body, bottom + 14 * (len(lines) - 1) + 6
 
 
@@ -335,10 +333,10 @@ def _view_3d(params, grid, block, info, x0, y0, w, h, fs):
                 cls = ("wg-t%d" % (warp % 2) if active(params, *g, grid, block) else "wg-idle")
                 dots.append((depth, (sx, sy), cls, (i, j, k) == (ti.x, ti.y, ti.z), g))
     dots.sort(key=lambda d: -d[0])
-    hint = wrap(("first threads only; " if len(lx) < block.x or len(ly) < block.y or len(lz) < block.z else "")
-                + "drag or use the arrow keys to turn", int(kw / 6.9))
-    title = wrap(f"Block ({bi.x:,}, {bi.y:,}, {bi.z:,}): {block.x}×{block.y}×{block.z} threads", int(kw / 7.8))
-    body += [text(kx, ky + fs + 16 * i, ln, "wg-strong") for i, ln in enumerate(title)]
+    hint = wrap_px(("first threads only; " if len(lx) < block.x or len(ly) < block.y or len(lz) < block.z else "")
+                   + "drag or use the arrow keys to turn", kw)
+    title = wrap_px(f"Block ({bi.x:,}, {bi.y:,}, {bi.z:,}): {block.x}×{block.y}×{block.z} threads", kw, STRONG_CHAR_PX)
+    body += text_lines(kx, ky + fs, title, "wg-strong", 16)
     top = ky + fs + 18 + 16 * (len(title) - 1)
     to_screen, s = _fit([d[1] for d in dots], kx + 10, top, kw - 20, ky + kh - 12 - 14 * len(hint) - top)
     r = max(2.5, min(9.0, s * 0.3)) if len(dots) > 1 else 9.0
@@ -346,8 +344,7 @@ def _view_3d(params, grid, block, info, x0, y0, w, h, fs):
         px, py = to_screen(p)
         body.append(f'<circle cx="{num(px)}" cy="{num(py)}" r="{num(r * (1.5 if sel else 1))}" class="{cls}'
                     f'{" wg-sel" if sel else ""}"{data_set({"sel_x": g[0], "sel_y": g[1], "sel_z": g[2]})}/>')
-    for i, ln in enumerate(hint):
-        body.append(text(kx, ky + kh - 6 - 14 * (len(hint) - 1 - i), ln, "wg-small wg-muted"))
+    body += text_lines(kx, ky + kh - 6 - 14 * (len(hint) - 1), hint, "wg-small wg-muted")   # bottom-aligned
     # Axis hint (x, y, z directions) in the grid panel's corner.
     o = project(0, 0, 0)
     for name, v in (("x", (1, 0, 0)), ("y", (0, 1, 0)), ("z", (0, 0, 1))):
@@ -370,9 +367,9 @@ def render(params: dict) -> dict:
     fs = 12
     problem = check_launch(grid, block)
     if problem:
-        lines = wrap(problem, int(W / 7.5))
+        lines = wrap_px(problem, W, 7.5)
         body = [text(16, 30, "This launch is illegal:", "wg-strong")]
-        body += [text(16, 52 + 16 * k, ln, "wg-small") for k, ln in enumerate(lines)]
+        body += text_lines(16, 52, lines, "wg-small", 16)
         y = 52 + 16 * len(lines) + 10
         body.append(text(16, y, f"gridDim = {_dim(grid)}, blockDim = {_dim(block)}", "wg-small wg-muted"))
         H = y + 20

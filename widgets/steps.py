@@ -17,7 +17,7 @@ import random
 from calc import attention, fmt, systolic, tiling
 
 from . import Param
-from ._svg import esc, num, svg_root, text, wrap
+from ._svg import esc, num, svg_root, text, text_lines, wrap_px
 
 TITLE = "Step-by-step animation"
 ANIMATIONS = (("tiled-matmul", "Tiled matrix multiply"), ("systolic", "Systolic array"),
@@ -144,8 +144,8 @@ def _systolic(params, step, W):
     f = frames[step - 1]
     t = f["cycle"]
     c = max(30.0, min(64.0, (W - 30) / (C + 0.7 * K + 0.5), 380 / (R + 0.6 * K + 0.5)))
-    hint = wrap("A enters from the left, B from the top, one cycle of skew per row and column", int((W - 20) / 6.9))
-    body = [text(10, 16 + 14 * n, ln, "wg-small wg-muted") for n, ln in enumerate(hint)]
+    hint = wrap_px("A enters from the left, B from the top, one cycle of skew per row and column", W - 20)
+    body = text_lines(10, 16, hint, "wg-small wg-muted")
     x0, y0 = 16 + K * c * 0.7, 16 + 14 * len(hint) + K * c * 0.6
     active = {(i, j): kk for i, j, kk in f["active"]}
     for i in range(R):
@@ -237,9 +237,9 @@ def render(params: dict) -> dict:
     body, H, line1, readouts, legend = DRAW[params["animation"]](params, step, W)
     # Caption lines under the figure (they also label each frame in print), then a legend.
     y = H + 8
-    for ln in wrap(f"Step {step} of {total}. {line1}", int((W - 20) / 6.9)):
-        body.append(text(10, y + 8, ln, "wg-small"))
-        y += 15
+    caption = wrap_px(f"Step {step} of {total}. {line1}", W - 20)
+    body += text_lines(10, y + 8, caption, "wg-small", 15)
+    y += 15 * len(caption)
     x = 10
     for cls, label in legend:
         if x + 18 + len(label) * 6.6 > W:
