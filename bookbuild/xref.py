@@ -19,41 +19,38 @@ from .errors import BuildError, line_of
 KINDS = {"fig": "Figure", "tbl": "Table", "eq": "Equation", "sec": "Section", "lst": "Listing"}
 
 
-def walk(node: Any) -> Iterator[dict]:
-    """Every AST element (a dict with a ``t``), depth first, in document order.
+def walk(node: Any, skip: frozenset = frozenset()) -> Iterator[dict]:
+    """Every AST element (a dict with a ``t``), depth first, in document order; elements whose
+    type is in ``skip`` are left out with everything inside them.
     (A stack, not recursion: nested generators made this the slowest part of a cached build.)"""
     stack = [node]
     while stack:
         item = stack.pop()
         if isinstance(item, dict):
             if "t" in item:
+                if item["t"] in skip:
+                    continue
                 yield item
             stack.extend(v for v in reversed(list(item.values())) if isinstance(v, (dict, list)))
         elif isinstance(item, list):
             stack.extend(v for v in reversed(item) if isinstance(v, (dict, list)))
 
 
+NOT_TEXT = frozenset({"Cite"})
+
+
 def stringify(node: Any) -> str:
     """The plain text of ``node``, without its citations (a caption's "[@key]" would show as
     such in a cross-reference's preview and in the contents)."""
     out: list[str] = []
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, list):
-            stack.extend(reversed(item))
-            continue
-        if not isinstance(item, dict):
-            continue
-        t = item.get("t")
+    for el in walk(node, skip=NOT_TEXT):
+        t = el["t"]
         if t == "Str":
-            out.append(item["c"])
+            out.append(el["c"])
         elif t in ("Space", "SoftBreak", "LineBreak"):
             out.append(" ")
         elif t in ("Code", "Math"):
-            out.append(item["c"][1])
-        elif t != "Cite":
-            stack.extend(v for v in reversed(list(item.values())) if isinstance(v, (dict, list)))
+            out.append(el["c"][1])
     text = re.sub(r"\s+([,.;:)])", r"\1", "".join(out).replace("()", ""))
     return re.sub(r"\s{2,}", " ", text).strip()
 

@@ -16,7 +16,7 @@ from calc import cuda, occupancy
 COLOURS = ("C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9")
 
 
-def _occ_or_zero(cc: str, threads: int, regs: int = 32, smem: int = 0) -> float:
+def occupancy_or_zero(cc: str, threads: int, regs: int = 32, smem: int = 0) -> float:
     """Occupancy, or 0 where the block cannot launch at all."""
     try:
         return occupancy.occupancy(cc, threads, regs, smem).occupancy
@@ -30,7 +30,7 @@ def occupancy_curves(cc: str, block_sizes: list[int], regs: list[int],
     and against shared memory per block (one line per compute capability)."""
     fig, (a, b) = plt.subplots(1, 2, figsize=(7.2, 3.0), sharey=True)
     for T, colour in zip(block_sizes, COLOURS):
-        a.step(regs, [_occ_or_zero(cc, T, r) for r in regs], where="post", color=colour,
+        a.step(regs, [occupancy_or_zero(cc, T, r) for r in regs], where="post", color=colour,
                lw=1.3, label=f"{T} threads/block")
     a.set_xlabel("Registers per thread")
     a.set_ylabel("Occupancy (active / max warps)")
@@ -39,7 +39,7 @@ def occupancy_curves(cc: str, block_sizes: list[int], regs: list[int],
     a.set_ylim(0, 1.05)
     a.legend(frameon=False, fontsize=7.5, loc="upper right")
     for c, colour, ls in zip(smem_cc, ("C0", "C3"), ("-", "--")):
-        b.step(smem_kib, [_occ_or_zero(c, smem_threads, smem_regs, k * 1024) for k in smem_kib],
+        b.step(smem_kib, [occupancy_or_zero(c, smem_threads, smem_regs, k * 1024) for k in smem_kib],
                where="post", color=colour, ls=ls, lw=1.3, label=f"cc {c}")
     b.set_xlabel("Shared memory per block (KiB)")
     b.set_title(f"Shared memory ({smem_threads} threads, {smem_regs} regs)", fontsize=9)
