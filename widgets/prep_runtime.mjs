@@ -77,6 +77,8 @@ keep = with_packages(_stdlib_used())
 # Pyodide's package loader imports shutil, tempfile and zipfile at start-up (and through them
 # bz2, lzma, zstd, random...), for installing wheels, which the book never does.  Ours imports
 # them on first use.  If Pyodide changes these lines, the build says so here.
+NO_SSL = ("try:\\n    import ssl\\nexcept ImportError:  # pragma: no cover\\n    ssl = None\\n",
+          "ssl = None  # book runtime: no sockets in a browser, so no TLS\\n")
 LAZY = {
     "pyodide/_package_loader.py": (
         ("import shutil\\n", ""),
@@ -91,9 +93,9 @@ LAZY = {
     ),
     # asyncio, which Pyodide's core imports at start-up, loads ssl (for TLS over sockets, which a
     # browser does not have), logging (for its debug messages) and, through subprocess, locale.
-    "asyncio/base_events.py": (("try:\\n    import ssl\\nexcept ImportError:  # pragma: no cover\\n    ssl = None\\n", "ssl = None  # book runtime: no sockets in a browser, so no TLS\\n"),),
-    "asyncio/selector_events.py": (("try:\\n    import ssl\\nexcept ImportError:  # pragma: no cover\\n    ssl = None\\n", "ssl = None  # book runtime: no sockets in a browser, so no TLS\\n"),),
-    "asyncio/sslproto.py": (("try:\\n    import ssl\\nexcept ImportError:  # pragma: no cover\\n    ssl = None\\n", "ssl = None  # book runtime: no sockets in a browser, so no TLS\\n"),),
+    "asyncio/base_events.py": (NO_SSL,),
+    "asyncio/selector_events.py": (NO_SSL,),
+    "asyncio/sslproto.py": (NO_SSL,),
     "asyncio/log.py": (
         ("import logging\\n", ""),
         ("logger = logging.getLogger(__package__)\\n", ""),
@@ -115,50 +117,33 @@ LAZY = {
         ("import _colorize\\n", ""),
     ),
 }
+
+def stand_in(name, why, load):
+    """Source for a module global 'name' that runs 'load' (which binds the real 'name') the
+    first time one of its attributes is asked for.  (No backticks here: this is a JS template.)"""
+    load = "\\n        ".join(load.splitlines())
+    return f"""
+
+
+class _Lazy_{name}:
+    # Book runtime: {why}
+    def __getattr__(self, attr):
+        global {name}
+        {load}
+        return getattr({name}, attr)
+
+
+{name} = _Lazy_{name}()
+"""
+
 LAZY_TAIL = {
-"asyncio/log.py": """
-
-
-class _Logger:
-    # Book runtime: logging is imported when asyncio first logs.
-    def __getattr__(self, name):
-        global logger
-        import logging
-        logger = logging.getLogger(__package__)
-        return getattr(logger, name)
-
-
-logger = _Logger()
-""",
-"concurrent/futures/_base.py": """
-
-
-class _Logger:
-    # Book runtime: logging is imported when a future's callback first fails.
-    def __getattr__(self, name):
-        global LOGGER
-        import logging
-        LOGGER = logging.getLogger("concurrent.futures")
-        return getattr(LOGGER, name)
-
-
-LOGGER = _Logger()
-""",
-"traceback.py": """
-
-
-class _Colorize:
-    # Book runtime: _colorize is imported when a traceback is first formatted.
-    def __getattr__(self, name):
-        global _colorize
-        import _colorize as real
-        _colorize = real
-        return getattr(real, name)
-
-
-_colorize = _Colorize()
-""",
-"pyodide/_package_loader.py": """
+    "asyncio/log.py": stand_in("logger", "logging is imported when asyncio first logs.",
+                               "import logging\\nlogger = logging.getLogger(__package__)"),
+    "concurrent/futures/_base.py": stand_in("LOGGER", "logging is imported when a future's callback first fails.",
+                                            'import logging\\nLOGGER = logging.getLogger("concurrent.futures")'),
+    "traceback.py": stand_in("_colorize", "_colorize is imported when a traceback is first formatted.",
+                             "import _colorize"),
+    "pyodide/_package_loader.py": """
 
 
 # Book runtime: shutil, tempfile and zipfile are imported when a package is first installed.
@@ -170,20 +155,9 @@ def NamedTemporaryFile(*args, **kwargs):
 def ZipFile(*args, **kwargs):
     from zipfile import ZipFile
     return ZipFile(*args, **kwargs)
-
-
-class _Shutil:
-    def __getattr__(self, name):
-        global shutil
-        import shutil as real
-        shutil = real
-        if IN_PYODIDE:
-            _register_wheel_format()
-        return getattr(real, name)
-
-
-shutil = _Shutil()
-"""}
+""" + stand_in("shutil", "shutil is imported, and taught the wheel format, when a package is first installed.",
+               "import shutil\\nif IN_PYODIDE:\\n    _register_wheel_format()"),
+}
 
 def source(rel):
     text = zin.read(rel)
