@@ -25,6 +25,10 @@
   const waiting = new Map();      // request id -> widget record
   const stats = { readyMs: null, startedAt: null, liveAt: {}, drawnAt: {}, updates: [], renderMs: [], applyMs: [] };
 
+  // f when the page is idle (at most timeoutMs away); without requestIdleCallback, after fallbackMs.
+  const whenIdle = (f, timeoutMs, fallbackMs) =>
+    window.requestIdleCallback ? requestIdleCallback(f, { timeout: timeoutMs }) : setTimeout(f, fallbackMs);
+
   const setState = (w, state, text) => { w.el.dataset.state = state; w.status.textContent = text; };
 
   function fail(message) {
@@ -208,11 +212,10 @@
     setState(w, "live", "Interactive: change the controls to redraw.");
     if (![...mounted.values()].every((m) => m.el.dataset.state === "live")) return;
     // Let the worker keep a snapshot for the next page, once the page is quiet.
-    const idle = window.requestIdleCallback || ((f) => setTimeout(f, 500));
-    idle(() => {
+    whenIdle(() => {
       if (!worker) return;
       warmUp(); predictFirstMoves(); worker.postMessage({ type: "idle" });
-    }, { timeout: 5000 });
+    }, 5000, 500);
     try { localStorage.setItem(RETURNING, "1"); } catch { /* storage off: no early start */ }
   }
 
@@ -227,8 +230,7 @@
       const data = JSON.parse(w.lastJson);
       if (!data.error) { patchSvg(w.svgBox, data.svg); patchReadouts(w.readouts, data.readouts); }
     }
-    const idle = window.requestIdleCallback || ((f) => setTimeout(f, 50));
-    if (queue.length) idle(() => warmUp(queue), { timeout: 5000 });
+    if (queue.length) whenIdle(() => warmUp(queue), 5000, 50);
   }
 
   // Replace only what changed: re-parsing is cheap, but new nodes cost style, layout and paint.
@@ -525,8 +527,7 @@
     if (!mounted.size) return;
     // The IntersectionObserver starts the runtime for a widget near the screen (its first
     // report comes with the first layout; asking for positions here would force one early).
-    const idle = window.requestIdleCallback || ((f) => setTimeout(f, 1500));
-    const preload = () => idle(start, { timeout: 3000 });
+    const preload = () => whenIdle(start, 3000, 1500);
     if (document.readyState === "complete") preload(); else addEventListener("load", preload, { once: true });
   }
 
