@@ -346,6 +346,7 @@ def _a100(name, label, gb, mem_type, bw_gbs, tdp_w, ds: Source, ds_where: str) -
                                   "'configurable up to 164 KB' of the SM's 192 KB L1/shared"),
         "l1_smem_per_sm_bytes": Spec(192 * KIB, "B", A100_WP.at("Section 3.3.1")),
         "register_file_per_sm_bytes": Spec(256 * KIB, "B", wp_t4),
+        "tensor_cores": Spec(432, "Tensor Cores", wp_t4, "four per SM"),
         "tdp_watts": Spec(tdp_w, "W", ds.at(ds_where)),
         "compute_capability": Spec("8.0", "", CUDA_GUIDE),
     }
