@@ -38,7 +38,8 @@ def visit(page, url):
     page.wait_for_function(DRAWN, timeout=30_000)
     page.wait_for_timeout(300)
     return page.evaluate("""() => ({
-        live: BookWidgets.stats.liveAt, drawn: BookWidgets.stats.drawnAt, marks: {...BookWidgets.stats.marks, started: BookWidgets.stats.startedAt},
+        live: BookWidgets.stats.liveAt, drawn: BookWidgets.stats.drawnAt, marks: {...BookWidgets.stats.marks, started: BookWidgets.stats.startedAt,
+                 bootAt: BookWidgets.stats.marks.epoch - performance.timeOrigin, readyAt: BookWidgets.stats.readyAt},
         longest: Math.max(0, ...window.__longtasks.filter(([t]) => t >= BookWidgets.stats.startedAt).map(([, d]) => d)),
         pageLoad: Math.max(0, ...window.__longtasks.filter(([t]) => t < BookWidgets.stats.startedAt).map(([, d]) => d)),
         apply: Math.max(0, ...BookWidgets.stats.applyMs),
@@ -168,7 +169,7 @@ def main() -> None:
           f"to the new figure (runs: {', '.join(f'{x:.0f}' for x in first_moves)})")
     print("\nWorker start (ms after navigation) and boot phases (ms after worker start), last run:")
     for kind, m in marks.items():
-        print(f"  {kind:<5} " + ", ".join(f"{k} {v:.0f}" for k, v in m.items() if k not in ("snapshot", "heapBytes"))
+        print(f"  {kind:<5} " + ", ".join(f"{k} {v:.0f}" for k, v in m.items() if k not in ("snapshot", "heapBytes", "epoch"))
               + f", snapshot {'restored' if m.get('snapshot') else 'none'}")
     print("\nUpdate latency, input event -> new SVG and readouts in the DOM (ms):")
     for name, (ups, renders) in lat.items():

@@ -4,6 +4,7 @@
 //   <out>/python_stdlib.zip.gz  those modules only, compiled to .pyc by Pyodide's own Python
 //   <out>/book-py.zip.gz        calc + widgets as .pyc
 // (zip archives with stored entries, each gzipped as a whole).
+// The standard library gets widgets/runtime_site.py as its sitecustomize (asyncio on first use).
 // Every .pyc keeps line numbers but drops column positions (a third of its size).
 // Usage: node prep_runtime.mjs <pyodide dir> <project root> <out dir>
 import path from "node:path";
@@ -220,9 +221,13 @@ def write(zout, name, data):
     info.compress_type = zipfile.ZIP_STORED     # the whole archive is gzipped below
     zout.writestr(info, data)
 
+# Our start-up module (widgets/runtime_site.py): asyncio and Pyodide's event loop load on first use.
+SITE = "sitecustomize.py"
+
 def write_stdlib(files):
     with zipfile.ZipFile("/out/python_stdlib.zip", "w") as zout:
-        for rel in sorted(files):
+        write(zout, SITE + "c", pyc(open("/project/widgets/runtime_site.py", "rb").read(), SITE, 2))
+        for rel in sorted(set(files) - {SITE}):
             if rel.endswith(".py"):
                 # Docstrings dropped (-OO) except in Pyodide's own modules, which read theirs.
                 opt = 0 if rel.startswith(("_pyodide/", "pyodide/")) else 2
@@ -235,7 +240,7 @@ write_stdlib(keep)
 with zipfile.ZipFile("/out/book-py.zip", "w") as zout:
     for pkg in ("calc", "widgets"):
         for fn in sorted(os.listdir("/project/" + pkg)):
-            if fn.endswith(".py") and fn not in ("bundle.py", "__main__.py"):
+            if fn.endswith(".py") and fn not in ("bundle.py", "__main__.py", "runtime_site.py"):
                 src = open(f"/project/{pkg}/{fn}", "rb").read()     # .pyc only: nothing reads the source
                 write(zout, f"{pkg}/{fn}c", pyc(src, f"/lib/book-py.zip/{pkg}/{fn}", "book"))
 
@@ -250,11 +255,32 @@ except ZeroDivisionError as e:
 // Second pass: boot a fresh interpreter on the archive just written (lazy imports in place),
 // run the same exercise, and keep only what it loaded.  A module the widgets need but the
 // archive lacks fails here, at build time.
-const py2 = await loadPyodide({ indexURL: pyodideDir + "/", stdLibURL: path.join(outDir, "python_stdlib.zip"),
-                                lockFileContents: { info: lock.info, packages: {} } });
+const stdLibURL = path.join(outDir, "python_stdlib.zip");
+const py2 = await loadPyodide({ indexURL: pyodideDir + "/", stdLibURL, lockFileContents: { info: lock.info, packages: {} },
+                                _makeSnapshot: true });
 py2.FS.mkdirTree("/project");
 py2.FS.mount(py2.FS.filesystems.NODEFS, { root: projectRoot }, "/project");
 py2.runPython(EXERCISE);
+// The widgets drew everything without asyncio: it is still the stand-in of runtime_site.py.
+// Then a coroutine, awaited as Pyodide does (its core's get_event_loop), loads the real one.
+py2.runPython(`
+import sys
+assert type(sys.modules["asyncio"]).__name__ == "_Later", "asyncio was loaded at start-up"
+assert not [m for m in sys.modules if m.startswith("asyncio.")], "asyncio was loaded at start-up"
+`);
+// The page saves a memory snapshot of such an interpreter for the next page (widgets-worker.js),
+// and Pyodide checks the JavaScript objects its start-up took: one made and restored here.
+const snapshot = py2.makeMemorySnapshot();
+const py3 = await loadPyodide({ indexURL: pyodideDir + "/", stdLibURL, lockFileContents: { info: lock.info, packages: {} },
+                                _loadSnapshot: snapshot });
+const ASYNC_CHECK = `
+import asyncio, pyodide.webloop
+await asyncio.sleep(0)
+assert isinstance(asyncio.get_event_loop(), pyodide.webloop.WebLoop)
+`;
+await py3.runPythonAsync(ASYNC_CHECK);
+if (!py3.runPython("widgets.render_json('roofline', '{}')").includes("<svg")) throw new Error("restored interpreter cannot draw");
+await py2.runPythonAsync(ASYNC_CHECK);
 // asyncio's lazy stand-ins, used before the archive is cut so that what they import stays in it
 // (asyncio logs an error in a task nobody awaited).
 py2.runPython(`
@@ -288,7 +314,7 @@ assert open(os.path.join(dst, "f")).read() == "x"
 `);
 py.globals.set("used_json", used);
 py.runPython(`
-final = with_packages(json.loads(used_json))
+final = with_packages(json.loads(used_json)) - {SITE}
 assert final <= keep, sorted(final - keep)
 write_stdlib(final)
 with open("/out/modules.txt", "w") as f:

@@ -60,7 +60,7 @@
 
   function onMessage({ data }) {
     if (data.type === "ready") {
-      phase = "ready"; clearTimeout(timer); stats.readyMs = data.ms; stats.marks = data.marks;
+      phase = "ready"; clearTimeout(timer); stats.readyMs = data.ms; stats.marks = data.marks; stats.readyAt = performance.now();
       for (const w of mounted.values()) wake(w);
     } else if (data.type === "failed") {
       fail(`Static figure: the interactive version failed to start (${data.message}).`);

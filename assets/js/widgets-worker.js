@@ -127,6 +127,7 @@ WebAssembly.instantiateStreaming = async (...args) => {
 
 async function boot({ root, base }) {
   const t0 = bootStart = performance.now();
+  marks.epoch = performance.timeOrigin + t0;   // when boot began, on the page's clock too
   const py = new URL("pyodide/", root);
   // Everything the interpreter needs, fetched in parallel.
   const config = import(new URL("book-runtime.mjs", py).href);
