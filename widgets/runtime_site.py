@@ -44,8 +44,10 @@ class _Later(type(sys)):
     """A module whose every attribute, other than those set on it, comes from the real one."""
 
     def __getattr__(self, attr):
-        if attr.startswith("__") and attr.endswith("__"):
-            raise AttributeError(attr)          # the import system's questions: no loading for them
+        # The import system's questions are answered without loading, except a package's
+        # __path__: "import asyncio.events" or "from asyncio import sleep" need the real package.
+        if attr.startswith("__") and attr.endswith("__") and not (attr == "__path__" and self.__name__ == "asyncio"):
+            raise AttributeError(attr)
         return getattr(_load(self.__name__), attr)
 
 
@@ -63,12 +65,9 @@ def _initialize_event_loop():
 
 
 def install() -> None:
-    from importlib.util import find_spec
-
     if any(name in sys.modules for name in LATER):
         return
     asyncio = _Later("asyncio")
-    asyncio.__path__ = find_spec("asyncio").submodule_search_locations   # "import asyncio.events" works
     asyncio.get_event_loop = _get_event_loop
     webloop = _Later("pyodide.webloop")
     webloop._initialize_event_loop = _initialize_event_loop
