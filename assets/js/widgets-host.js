@@ -234,16 +234,21 @@
   }
 
   // Replace only what changed: re-parsing is cheap, but new nodes cost style, layout and paint.
+  // A figure whose parts changed in number (the runner's N) is faster to rebuild than to morph
+  // part by part (measured with style and layout included); its root element stays, and with it
+  // focus and listeners.
   const scratch = document.createElement("template");
   function patchSvg(box, svgText) {
     const old = box.firstElementChild;
     scratch.innerHTML = svgText;
     const next = scratch.content.firstElementChild;
     if (!old || !next || old.nodeName !== next.nodeName) { box.replaceChildren(scratch.content); return; }
-    morph(old, next);
+    if (old.childNodes.length === next.childNodes.length) return morph(old, next);
+    syncAttributes(old, next);
+    old.replaceChildren(...next.childNodes);
   }
 
-  function morph(a, b) {
+  function syncAttributes(a, b) {
     const ba = b.attributes;
     for (let i = 0; i < ba.length; i++) {
       const { name, value } = ba[i];
@@ -251,15 +256,26 @@
     }
     const aa = a.attributes;
     for (let i = aa.length - 1; i >= 0; i--) if (!b.hasAttribute(aa[i].name)) a.removeAttribute(aa[i].name);
-    const kids = [...b.childNodes];
-    for (let i = 0; i < kids.length; i++) {
-      const x = a.childNodes[i], y = kids[i];
+  }
+
+  function morph(a, b) {
+    syncAttributes(a, b);
+    // Walk both child lists by siblings (indexing a live NodeList after an insertion walks it
+    // again); a subtree the browser finds equal is left alone.
+    let x = a.firstChild, y = b.firstChild;
+    while (y) {
+      const nextY = y.nextSibling;
       if (!x) a.appendChild(y);
-      else if (x.nodeType !== y.nodeType || x.nodeName !== y.nodeName) a.replaceChild(y, x);
-      else if (x.nodeType === 1) morph(x, y);
-      else if (x.nodeValue !== y.nodeValue) x.nodeValue = y.nodeValue;
+      else {
+        const nextX = x.nextSibling;
+        if (x.nodeType !== y.nodeType || x.nodeName !== y.nodeName) a.replaceChild(y, x);
+        else if (x.nodeType === 1) { if (!x.isEqualNode(y)) morph(x, y); }
+        else if (x.nodeValue !== y.nodeValue) x.nodeValue = y.nodeValue;
+        x = nextX;
+      }
+      y = nextY;
     }
-    while (a.childNodes.length > kids.length) a.lastChild.remove();
+    while (x) { const nextX = x.nextSibling; x.remove(); x = nextX; }
   }
 
   function patchReadouts(dl, rows) {

@@ -117,6 +117,42 @@ def test_slider_by_keyboard_gives_calc_numbers(web, site_url):
     assert web.errors == []
 
 
+# After every redraw: is the figure in the page the tree that parsing Python's answer gives, and is
+# its root element still the one the page had (focus and listeners stay with it)?
+WATCH_REDRAWS = """() => {
+  window.__redraws = [];
+  for (const el of document.querySelectorAll(".widget")) {
+    const box = el.querySelector(".widget-svg"), root = box.firstElementChild;
+    el.addEventListener("widget:render", (e) => {
+      const fresh = document.createElement("template");
+      fresh.innerHTML = e.detail.svg;
+      window.__redraws.push([el.dataset.widget, box.firstElementChild.isEqualNode(fresh.content.firstElementChild),
+                             box.firstElementChild === root]);
+    });
+  }
+}"""
+
+
+def test_each_redraw_leaves_exactly_pythons_figure(web, site_url):
+    """The figure is patched in place: attribute by attribute, or its parts rebuilt when their
+    number changes (the runner's N).  Either way the result is Python's figure, in the same root."""
+    page = open_live(web, site_url)
+    page.evaluate(WATCH_REDRAWS)
+    moves = {"roofline": ('input[name="size"]', ["ArrowRight", "ArrowRight", "ArrowLeft"]),
+             "blockgrid": ('input[name="sel_x"]', ["ArrowUp", "ArrowUp", "ArrowDown"]),
+             "attention-runner": ('input[name="n"]', ["ArrowRight", "ArrowRight", "ArrowLeft", "ArrowLeft", "ArrowLeft"]),
+             "steps": (".widget-svg", ["ArrowRight", "ArrowRight", "ArrowLeft"])}
+    for name, (selector, keys) in moves.items():
+        root = page.locator(f'.widget[data-widget="{name}"]')
+        root.locator(selector).focus()
+        for key in keys:
+            after_render(page, root, lambda: page.keyboard.press(key))
+    redraws = page.evaluate("window.__redraws")
+    assert {name for name, _, _ in redraws} == set(moves)
+    assert [r for r in redraws if not (r[1] and r[2])] == []
+    assert web.errors == []
+
+
 def test_select_dtype_and_compare_device(web, site_url):
     page = open_live(web, site_url)
     root = page.locator('.widget[data-widget="roofline"]')
