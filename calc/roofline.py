@@ -56,7 +56,11 @@ def time_lower_bound(flops: float, bytes_: float, peak_flops: float, bw: float) 
 
 
 def mfu(achieved_flops: float, peak_flops: float) -> float:
-    """Model FLOPs utilisation: ``achieved_flops / peak_flops`` (a fraction)."""
+    """Model FLOPs utilisation: ``achieved_flops / peak_flops`` (a fraction).
+
+    ``achieved_flops`` counts the FLOPs the model requires per second, not recomputed ones (those
+    give hardware FLOPs utilisation); ``peak_flops`` is the dense peak for the format in use.
+    """
     return _non_negative("achieved_flops", achieved_flops) / _positive("peak_flops", peak_flops)
 
 
