@@ -124,20 +124,25 @@ def flash(N: int, d: int, dtype: str = "fp16", sram_bytes: float = 192 * 1024, b
     return Cost(name, flops * batch_heads, elems * size_bytes(dtype) * batch_heads)
 
 
+LSE_BYTES = size_bytes("fp32")   # the log-sum-exp a forward pass keeps per row, for the backward
+
+
 def flash_query_outer(N: int, d: int, block_rows: int, dtype: str = "fp16", batch_heads: int = 1) -> Cost:
     """FlashAttention forward with the loops swapped (query blocks outer, as in FlashAttention-2).
 
     Each block of ``block_rows`` queries keeps its output on chip and streams all of K
     and V: elements = N·d (read Q) + Tr·2·N·d (read K, V once per query block)
-    + N·d (write O) + N (write the log-sum-exp of each row), Tr = ceil(N / block_rows).
+    + N·d (write O), Tr = ceil(N / block_rows), in ``dtype``; plus the log-sum-exp of each
+    row, N values in FP32 whatever ``dtype`` is (kernels/attention_flash.cu writes floats).
     FLOPs as standard attention.
     """
     _dims(N=N, d=d, block_rows=block_rows, batch_heads=batch_heads)
     Tr = math.ceil(N / block_rows)
-    elems = N * d + Tr * 2 * N * d + N * d + N
+    elems = N * d + Tr * 2 * N * d + N * d
+    bytes_ = elems * size_bytes(dtype) + N * LSE_BYTES
     flops = 2 * _matmul_flops(N, d) + SOFTMAX_FLOPS_PER_ELEM * N * N
     return Cost(f"FlashAttention (query blocks outer) N={N} d={d} Br={block_rows}", flops * batch_heads,
-                elems * size_bytes(dtype) * batch_heads)
+                bytes_ * batch_heads)
 
 
 # ----------------------------------------------------------------- reference maths
