@@ -128,27 +128,35 @@ class LabelPlacer:
     def __init__(self, bounds):
         self.bounds = bounds          # (x0, y0, x1, y1) the labels must stay inside
         self.boxes = []
+        self.soft = []                # boxes a label may cover when there is no other place
 
-    def reserve(self, box):
-        self.boxes.append(box)
+    def reserve(self, box, soft=False):
+        (self.soft if soft else self.boxes).append(box)
 
-    def place(self, x, y, content, size=13, gap=8):
-        w, h = text_width(content, size), size + 2
+    def place(self, x, y, content, size=13, gap=8, char_px=None, must=False):
+        """A spot for ``content`` near (x, y): (x, baseline, anchor), or None.  ``char_px`` is the
+        advance per character of the label's class (SMALL_CHAR_PX, STRONG_CHAR_PX); without it,
+        a sans-serif estimate for ``size``.  A label that ``must`` be shown may cover soft boxes
+        (a line) when no spot clear of them is left; it never covers another label."""
+        w = char_px * len(str(content)) if char_px else text_width(content, size)
+        h = size + 2
         x0, y0, x1, y1 = self.bounds
         candidates = []
-        for dy in (-gap, gap + h * 0.8, -gap - h, gap + h * 1.8, -gap - 2 * h, gap + h * 2.8):
+        for dy in (-gap, gap + h * 0.8, -gap - h, gap + h * 1.8, -gap - 2 * h, gap + h * 2.8,
+                   -gap - 3 * h, gap + h * 3.8):
             for anchor in ("start", "end", "middle"):
                 left = x + gap * 0.5 if anchor == "start" else x - gap * 0.5 - w if anchor == "end" else x - w / 2
                 candidates.append((left, y + dy, anchor))
-        for left, base, anchor in candidates:
-            box = (left, base - h + 3, left + w, base + 3)
-            if box[0] < x0 or box[2] > x1 or box[1] < y0 or box[3] > y1:
-                continue
-            if any(_overlap(box, b) for b in self.boxes):
-                continue
-            self.boxes.append(box)
-            tx = left if anchor == "start" else left + w if anchor == "end" else left + w / 2
-            return tx, base, anchor
+        for blocking in ([self.boxes, self.soft], [self.boxes]) if must else ([self.boxes, self.soft],):
+            for left, base, anchor in candidates:
+                box = (left, base - h + 3, left + w, base + 3)
+                if box[0] < x0 or box[2] > x1 or box[1] < y0 or box[3] > y1:
+                    continue
+                if any(_overlap(box, b) for boxes in blocking for b in boxes):
+                    continue
+                self.boxes.append(box)
+                tx = left if anchor == "start" else left + w if anchor == "end" else left + w / 2
+                return tx, base, anchor
         return None
 
 

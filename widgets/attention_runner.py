@@ -13,7 +13,7 @@ import json
 from calc import attention, kernels
 
 from . import Param
-from ._svg import esc, num, svg_root, text
+from ._svg import STRONG_CHAR_PX, esc, num, svg_root, text, text_lines, wrap_px
 
 TITLE = "Attention kernel runner"
 KERNEL_LABELS = (
@@ -80,12 +80,12 @@ def _grid_lines(x0, y0, cell, rows, cols, step_r, step_c, cls):
 
 
 def _p_panel(params, P, x0, y0, size):
-    """P = softmax(S): a heat map (stored) or its Br×Bc blocks (FlashAttention never stores it)."""
+    """P = softmax(S): a heat map (stored) or its Br×Bc blocks (FlashAttention never stores it).
+    Returns the body and the number of note lines under the panel (wrapped to its width)."""
     n = params["n"]
     cell = size / n
     flash = params["kernel"] == "flash"
-    label = "P = softmax(QKᵀ), never stored" if flash else f"P = softmax(QKᵀ), {n}×{n} in memory"
-    body = [text(x0, y0 - 8, label, "wg-small wg-strong")]
+    body = [text(x0, y0 - 8, "P = softmax(QKᵀ)", "wg-small wg-strong")]
     for i, row in enumerate(P):
         for j, p in enumerate(row):
             cls = "wg-pblock" if flash else f"wg-h{min(HEAT_LEVELS, round(HEAT_LEVELS * p / max(row)))}"
@@ -94,21 +94,22 @@ def _p_panel(params, P, x0, y0, size):
     body.append(f'<rect x="{num(x0)}" y="{num(y0)}" width="{num(size)}" height="{num(size)}" class="wg-axis"/>')
     if flash:
         body.append(_grid_lines(x0, y0, cell, n, n, params["block_rows"], params["block_cols"], "wg-blocks"))
-        body.append(text(x0, y0 + size + 14, f"{params['block_rows']}×{params['block_cols']} blocks,"
-                         " one at a time", "wg-small wg-muted"))
+        note = f"Never stored: {params['block_rows']}×{params['block_cols']} blocks, one at a time."
     elif params["kernel"] == "tiled":
         body.append(_grid_lines(x0, y0, cell, n, n, params["tile"], params["tile"], "wg-blocks"))
-        body.append(text(x0, y0 + size + 14, f"S = QKᵀ in {params['tile']}×{params['tile']} tiles",
-                         "wg-small wg-muted"))
+        note = f"{n}×{n}, in memory; S = QKᵀ in {params['tile']}×{params['tile']} tiles."
     else:
-        body.append(text(x0, y0 + size + 14, "darker: larger weight in its row", "wg-small wg-muted"))
-    return body
+        note = f"{n}×{n}, in memory; darker: larger weight in its row."
+    lines = wrap_px(note, size + 20)
+    body += text_lines(x0, y0 + size + 14, lines, "wg-small wg-muted")
+    return body, len(lines)
 
 
 def _o_panel(params, O, row_err, sums, x0, y0, cell, show_values, checks_below=False):
     n, dv = len(O), len(O[0])
     scale = max(abs(v) for row in O for v in row) or 1.0
-    body = [text(x0, y0 - 8, f"O = PV, {n}×{dv}", "wg-small wg-strong")]
+    label = f"O = PV, {n}×{dv}"
+    body = [text(x0, y0 - 8, label, "wg-small wg-strong")]
     for i, row in enumerate(O):
         for c, v in enumerate(row):
             x, y = x0 + c * cell, y0 + i * cell
@@ -125,7 +126,8 @@ def _o_panel(params, O, row_err, sums, x0, y0, cell, show_values, checks_below=F
     if checks_below:
         cx, cy, fs, pitch = x0, y0 + n * cell + 30, 11.5, CHECK_ROW
     else:
-        cx, cy, fs, pitch = x0 + dv * cell + 12, y0, min(11.5, cell * 0.7), cell
+        # beside O, clear of its label too (one column of O is narrower than "O = PV, 6×1")
+        cx, cy, fs, pitch = x0 + max(dv * cell, len(label) * STRONG_CHAR_PX) + 12, y0, min(11.5, cell * 0.7), cell
     body.append(text(cx, cy - 8, "Σ P row", "wg-small wg-strong"))
     body.append(text(cx + 140, cy - 8, "max |O − O_ref|", "wg-small wg-strong"))
     for i in range(n):
@@ -150,16 +152,17 @@ def render(params: dict) -> dict:
     show_values = cell >= 30
     top = 26
     body = []
+    p_body, notes = _p_panel(params, r["P"], 10, top, p_size)
+    body += p_body
+    under_p = p_size + 10 + 14 * notes          # the panel and its note lines
     if narrow:
-        body += _p_panel(params, r["P"], 10, top, p_size)
-        oy = top + p_size + 46
+        oy = top + under_p + 32
         body += _o_panel(params, O, r["row_err"], chk.row_sums, 10, oy, cell, show_values, checks_below=True)
         H = oy + n * cell + 30 + n * CHECK_ROW
     else:
-        body += _p_panel(params, r["P"], 10, top, p_size)
         ox = 10 + p_size + 26
         body += _o_panel(params, O, r["row_err"], chk.row_sums, ox, top, cell, show_values)
-        H = top + max(p_size + 24, n * cell + 10)
+        H = top + max(under_p, n * cell + 10)
     agrees = chk.ok(TOLERANCE)
     kernel_label = dict(KERNEL_LABELS)[params["kernel"]]
     stored = {"flash": f"m and ℓ ({2 * n} numbers) and one {params['block_rows']}×{params['block_cols']} block",

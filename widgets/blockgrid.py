@@ -22,6 +22,7 @@ KERNELS = (
 )
 GRID_CAP_2D, GRID_CAP_3D, LATTICE_CAP = 8, 5, 6   # most blocks / threads drawn per axis
 ROW_CAP, CLICK_CAP = 64, 128     # rows of threads drawn; biggest block whose threads are clickable
+LABEL_PITCH = 13                 # px between the baselines of two wg-small labels, one above the other
 NARROW_3D = 504                  # narrower than this, the 3D view stacks its two panels
 BIG = 2**31
 
@@ -179,7 +180,7 @@ def _grid_panel_2d(params, grid, block, info, x0, y0, w, h, fs):
             body.append(f'<rect x="{num(left)}" y="{num(up)}" width="{num(bw)}" height="{num(bh)}"'
                         f' class="wg-box{" wg-sel" if is_sel else ""}{" wg-hollow" if cell >= 3 else ""}"'
                         f'{data_set(target)}><title>block ({bx}, {by}, {bi.z})</title></rect>')
-            if cell < 3 and bw > 34:
+            if cell < 3 and bw > 34 and bh + gap >= LABEL_PITCH:   # room for a label, clear of the next row's
                 body.append(text(left + bw / 2, up + bh / 2 + 4, f"{bx},{by}", "wg-small", "middle"))
     note = []
     if len(cols) < grid.x:
@@ -210,6 +211,7 @@ def _block_panel_2d(params, grid, block, info, x0, y0, w, fs):
         g = (bi.x * block.x + i, bi.y * block.y + j, bi.z * block.z + ti.z)
         return ("wg-t%d" % (warp % 2) if active(params, *g, grid, block) else "wg-idle"), g
 
+    labelled_y = -math.inf
     for row in range(n_rows):
         j, part = divmod(row, lines_per_y)
         cols = range(part * per_row, min(block.x, (part + 1) * per_row))
@@ -230,8 +232,10 @@ def _block_panel_2d(params, grid, block, info, x0, y0, w, fs):
                             f' height="{num(cell)}" class="{cls}"/>')
                 i = k
         warp, lane = cuda.warp_of(cuda.Dim3(cols[0], j, ti.z), block)
-        if (lane == 0 or row == 0) and cell >= 8:
-            body.append(text(left - 4, top + row * cell + cell / 2 + 4, f"w{warp}", "wg-small wg-muted", "end"))
+        label_y = top + row * cell + cell / 2 + 4
+        if (lane == 0 or row == 0) and cell >= 8 and label_y - labelled_y >= LABEL_PITCH:   # no label on another
+            body.append(text(left - 4, label_y, f"w{warp}", "wg-small wg-muted", "end"))
+            labelled_y = label_y
     srow = ti.y * lines_per_y + ti.x // per_row
     if srow < n_rows:
         body.append(f'<rect x="{num(left + (ti.x % per_row) * cell)}" y="{num(top + srow * cell)}" width="{num(cell)}"'

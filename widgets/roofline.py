@@ -11,7 +11,8 @@ import math
 from calc import attention, fmt, intensity, roofline, specs
 
 from . import Param
-from ._svg import LabelPlacer, data_set, decade_ticks, esc, line, num, polyline, svg_root, text
+from ._svg import (SMALL_CHAR_PX, STRONG_CHAR_PX, LabelPlacer, data_set, decade_ticks, esc, line, num, polyline,
+                   svg_root, text)
 
 TITLE = "Roofline"
 DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8")
@@ -139,13 +140,21 @@ def render(params: dict) -> dict:
     fs = 11 if narrow else 12
 
     body = []
-    # Grid, ticks and tick labels at every decade.
+    # Grid lines at every decade; tick labels at every decade, or every second or third when the
+    # decades are closer than a label (a toy machine beside an H100 spans 15 of them).
+    def every(per_decade_px, label_px):
+        return max(1, math.ceil(label_px / per_decade_px))
+
+    x_step = every(pw / (lx1 - lx0), 5 * SMALL_CHAR_PX + 6)
+    y_step = every(ph / (ly1 - ly0), 14)
     for t in decade_ticks(x_lo, x_hi):
         body.append(line(X(t), mt, X(t), mt + ph, "wg-grid"))
-        body.append(text(X(t), mt + ph + 16, _si_axis(t), "wg-small", "middle"))
+        if round(math.log10(t)) % x_step == 0:
+            body.append(text(X(t), mt + ph + 16, _si_axis(t), "wg-small", "middle"))
     for t in decade_ticks(y_lo, y_hi):
         body.append(line(ml, Y(t), ml + pw, Y(t), "wg-grid"))
-        body.append(text(ml - 6, Y(t) + 4, _si_axis(t), "wg-small", "end"))
+        if round(math.log10(t)) % y_step == 0:
+            body.append(text(ml - 6, Y(t) + 4, _si_axis(t), "wg-small", "end"))
     body.append(f'<rect x="{num(ml)}" y="{num(mt)}" width="{num(pw)}" height="{num(ph)}" class="wg-axis"/>')
     xlabel = "Intensity (FLOP per byte)" if narrow else "Arithmetic intensity (FLOP per byte moved)"
     body.append(text(ml + pw / 2, H - 6, xlabel, "", "middle"))
@@ -164,7 +173,7 @@ def render(params: dict) -> dict:
         if x_lo < ridge < x_hi:
             body.append(line(X(ridge), Y(peak_), X(ridge), mt + ph, "wg-ridge"))
         for x, y in roofline.curve(peak_, bw_, x_lo, x_hi, n=80):
-            placer.reserve((X(x) - 3, Y(y) - 3, X(x) + 3, Y(y) + 3))
+            placer.reserve((X(x) - 3, Y(y) - 3, X(x) + 3, Y(y) + 3), soft=True)
         return ridge
 
     short = lambda d: d.label.replace("NVIDIA ", "").replace("Google ", "")
@@ -174,15 +183,6 @@ def render(params: dict) -> dict:
     if other:
         roof(other[3], other[4], "wg-c2")
         roof_labels.append((other[3], f"{short(other[0])}: {fmt.si(other[3], 'FLOP/s')}"))
-    for level, label in roof_labels:
-        spot = placer.place(ml + pw - 4, Y(level), label, fs)
-        if spot:
-            body.append(text(spot[0], spot[1], label, "wg-small", spot[2]))
-    ridge_label = f"ridge {fmt.num(ridge)} FLOP/B"
-    if x_lo < ridge < x_hi:
-        spot = placer.place(X(ridge), mt + ph - 6, ridge_label, fs - 1, gap=4)
-        if spot:
-            body.append(text(spot[0], spot[1], ridge_label, "wg-small wg-muted", spot[2]))
 
     # Points sit on the roof: the best each kernel can do on this device.
     order = sorted(points, key=lambda p: (p["key"] == sel, p.get("ghost", False)))
@@ -206,14 +206,31 @@ def render(params: dict) -> dict:
         body.append(f'<line x1="{num(ax)}" y1="{num(ay)}" x2="{num(bx)}" y2="{num(by)}" class="wg-arrow"'
                     f' marker-end="url(#wg-arrowhead)"/>')
     body.extend(drawn)
-    # Labels: the selected kernel first so it gets the best spot.
-    for p in sorted(points, key=lambda p: p["key"] != sel):
-        if p.get("ghost"):
-            continue
-        spot = placer.place(p["xy"][0], p["xy"][1], p["label"], fs)
+    # Labels where they fit, none over another: the selected kernel's first, then the roofs' and
+    # the ridge's, then the other kernels'.
+    def label_point(p):
+        spot = placer.place(p["xy"][0], p["xy"][1], p["label"], fs, must=p["key"] == sel,
+                            char_px=STRONG_CHAR_PX if p["key"] == sel else SMALL_CHAR_PX)
         if spot:
             cls = "wg-small" + (" wg-strong" if p["key"] == sel else "")
             body.append(text(spot[0], spot[1], p["label"], cls, spot[2]))
+
+    labelled = [p for p in points if not p.get("ghost")]
+    for p in labelled:
+        if p["key"] == sel:
+            label_point(p)
+    for level, label in roof_labels:
+        spot = placer.place(ml + pw - 4, Y(level), label, fs, char_px=SMALL_CHAR_PX)
+        if spot:
+            body.append(text(spot[0], spot[1], label, "wg-small", spot[2]))
+    ridge_label = f"ridge {fmt.num(ridge)} FLOP/B"
+    if x_lo < ridge < x_hi:
+        spot = placer.place(X(ridge), mt + ph - 6, ridge_label, fs - 1, gap=4, char_px=SMALL_CHAR_PX)
+        if spot:
+            body.append(text(spot[0], spot[1], ridge_label, "wg-small wg-muted", spot[2]))
+    for p in labelled:
+        if p["key"] != sel:
+            label_point(p)
 
     defs = ('<defs><marker id="wg-arrowhead" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7"'
             ' markerHeight="7" orient="auto-start-reverse"><path d="M0,0L10,5L0,10z" class="wg-arrowhead"/></marker></defs>')

@@ -2,10 +2,12 @@
 import json
 import math
 import re
+from pathlib import Path
 
 import widgets
 from calc import kernels
 
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = "chapters/widgets.html"
 LIVE = "[...document.querySelectorAll('.widget')].every(w => w.dataset.state === 'live')"
 DRAWN = "document.querySelectorAll('.widget').length === Object.keys(BookWidgets.stats.drawnAt).length"
@@ -349,4 +351,49 @@ def test_an_unreadable_snapshot_means_a_fresh_boot_and_a_new_snapshot(web, site_
         page.wait_for_timeout(100)
     [(again, size)] = found
     assert again == key and size > 1_000_000                             # replaced by a good one
+    assert web.errors == []
+
+
+def _label_cases(name):
+    """Defaults, every choice, both ends of every number, both booleans, and the widget's examples."""
+    mod = widgets.get(name)
+    cases = [{}] + [dict(e) for e in getattr(mod, "EXAMPLES", [])]
+    for p in mod.PARAMS:
+        if p.type == "choice":
+            cases += [{p.name: v} for v, _ in p.options]
+        elif p.type in ("int", "float"):
+            cases += [{p.name: p.min}, {p.name: p.max}]
+        else:
+            cases += [{p.name: True}, {p.name: False}]
+    return cases
+
+
+# Pairs of <text> elements whose boxes, as the browser lays them out, overlap (by more than a pixel
+# across and two down: descenders may touch the next line's ascenders).
+OVERLAPPING_LABELS = """() => {
+  const t = [...document.querySelectorAll("svg text")].map((e) => [e.textContent, e.getBBox()]);
+  const out = [];
+  for (let i = 0; i < t.length; i++) for (let j = i + 1; j < t.length; j++) {
+    const [a, p] = t[i], [b, q] = t[j];
+    const across = Math.min(p.x + p.width, q.x + q.width) - Math.max(p.x, q.x);
+    const down = Math.min(p.y + p.height, q.y + q.height) - Math.max(p.y, q.y);
+    if (across > 1 && down > 2) out.push([a, b]);
+  }
+  return out;
+}"""
+
+
+def test_no_label_is_written_over_another(web):
+    """Every widget, in every state the registry test draws, at phone and desktop widths: no two
+    labels overlap in the browser's own layout of the figure (the roofline's selected point keeps
+    its label, crossing a roof line if it must)."""
+    css = (ROOT / "assets" / "css" / "widgets.css").read_text()
+    found = []
+    for name in widgets.NAMES:
+        for width in (300, 360, 640, 900):
+            for case in _label_cases(name):
+                svg = widgets.render(name, {**case, "_width": width})["svg"]
+                web.page.set_content(f"<style>{css}</style><div class='widget-svg'>{svg}</div>")
+                found += [(name, width, case, pair) for pair in web.page.evaluate(OVERLAPPING_LABELS)]
+    assert found == [], "\n".join(map(str, found))
     assert web.errors == []
