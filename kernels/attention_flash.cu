@@ -22,9 +22,13 @@
 // reading K and V once per query block.
 //
 // fp16 storage, fp32 arithmetic, CUDA cores only (no Tensor Cores): a
-// readable kernel, not a tuned one. Dynamic shared memory is
-// (BR + 2*BC)*D halves + BR*BC floats = 96 KiB for the defaults, above
-// the 48 KiB default limit, hence the opt-in attribute in the launcher.
+// readable kernel, not a tuned one. It does keep shared memory free of
+// bank conflicts: every row is padded by one word (two words for the
+// fp32 scores), so the 16 rows a warp works on start in 16 different
+// banks, and the two threads of a row take alternate columns, so they
+// touch neighbouring words. Dynamic shared memory is (BR + 2*BC)*(D + 2)
+// halves + BR*(BC + 2) floats = 98 KiB for the defaults, above the
+// 48 KiB default limit, hence the opt-in attribute in the launcher.
 
 #include <cuda_fp16.h>
 #include <math.h>
@@ -36,25 +40,27 @@ attention_flash(const __half* Q, const __half* K, const __half* V,
     static_assert(THREADS == 2 * BR, "two threads per query row");
     static_assert(D % 2 == 0 && BC % 2 == 0, "each takes half a row");
     constexpr int DH = D / 2;            // output columns per thread
-    constexpr int CH = BC / 2;           // score columns per thread
+    constexpr int DP = D + 2;            // padded row of Q, K, V: D/2 + 1 words
+    constexpr int SP = BC + 2;           // padded row of scores: BC + 2 words
 
     extern __shared__ unsigned char smem[];
-    __half* q = reinterpret_cast<__half*>(smem);     // BR x D
-    __half* k = q + BR * D;                          // BC x D
-    __half* v = k + BC * D;                          // BC x D
-    float* s = reinterpret_cast<float*>(v + BC * D); // BR x BC scores
+    __half* q = reinterpret_cast<__half*>(smem);     // BR x DP
+    __half* k = q + BR * DP;                         // BC x DP
+    __half* v = k + BC * DP;                         // BC x DP
+    float* s = reinterpret_cast<float*>(v + BC * DP); // BR x SP scores
     __shared__ float alpha_row[BR];      // each row's rescale factor
     __shared__ float l_row[BR];
 
     const int t = threadIdx.x;
     const int r = t / 2;                 // this thread's row in the block
-    const int half = t % 2;              // which half of the row it owns
+    const int half = t % 2;              // its columns: half, half + 2, ...
     const int q0 = blockIdx.x * BR;      // first query row of the block
 
     // Q_i: read from HBM once; rows past N are zero (output discarded).
     for (int e = t; e < BR * D; e += THREADS) {
         int row = q0 + e / D;
-        q[e] = row < N ? Q[(long)row * D + e % D] : __float2half(0.0f);
+        q[e / D * DP + e % D] = row < N ? Q[(long)row * D + e % D]
+                                        : __float2half(0.0f);
     }
 
     float acc[DH];                       // this thread's part of O_i
@@ -67,18 +73,19 @@ attention_flash(const __half* Q, const __half* K, const __half* V,
             int row = k0 + e / D;
             bool in = row < N;
             long g = (long)row * D + e % D;
-            k[e] = in ? K[g] : __float2half(0.0f);
-            v[e] = in ? V[g] : __float2half(0.0f);
+            int o = e / D * DP + e % D;
+            k[o] = in ? K[g] : __float2half(0.0f);
+            v[o] = in ? V[g] : __float2half(0.0f);
         }
         __syncthreads();
 
         // 1. S_ij = scale * Q_i K_j^T; keys past N get -inf (exp -> 0).
-        for (int jj = half * CH; jj < (half + 1) * CH; ++jj) {
+        for (int jj = half; jj < BC; jj += 2) {
             float dot = 0.0f;
             for (int c = 0; c < D; ++c)
-                dot += __half2float(q[r * D + c]) *
-                       __half2float(k[jj * D + c]);
-            s[r * BC + jj] = (k0 + jj < N) ? scale * dot : -INFINITY;
+                dot += __half2float(q[r * DP + c]) *
+                       __half2float(k[jj * DP + c]);
+            s[r * SP + jj] = (k0 + jj < N) ? scale * dot : -INFINITY;
         }
         __syncthreads();
 
@@ -88,12 +95,12 @@ attention_flash(const __half* Q, const __half* K, const __half* V,
         if (half == 0) {
             float m_blk = -INFINITY;
             for (int jj = 0; jj < BC; ++jj)
-                m_blk = fmaxf(m_blk, s[r * BC + jj]);
+                m_blk = fmaxf(m_blk, s[r * SP + jj]);
             float m_new = fmaxf(m, m_blk);  // finite: a block holds a key
             float sum = 0.0f;
             for (int jj = 0; jj < BC; ++jj) {
-                float p = __expf(s[r * BC + jj] - m_new);
-                s[r * BC + jj] = p;
+                float p = __expf(s[r * SP + jj] - m_new);
+                s[r * SP + jj] = p;
                 sum += p;
             }
             float alpha = __expf(m - m_new);  // 0 on the first block
@@ -103,14 +110,15 @@ attention_flash(const __half* Q, const __half* K, const __half* V,
         }
         __syncthreads();
 
-        // 3. O_i = alpha * O_i + P_ij V_j, for this thread's DH columns.
+        // 3. O_i = alpha * O_i + P_ij V_j, for this thread's DH columns
+        //    (acc[c] is column 2c + half).
         const float alpha = alpha_row[r];
         for (int c = 0; c < DH; ++c) acc[c] *= alpha;
         for (int jj = 0; jj < BC; ++jj) {
-            const float p = s[r * BC + jj];
-            const __half* vrow = v + jj * D + half * DH;
+            const float p = s[r * SP + jj];
+            const __half* vrow = v + jj * DP + half;
             for (int c = 0; c < DH; ++c)
-                acc[c] += p * __half2float(vrow[c]);
+                acc[c] += p * __half2float(vrow[2 * c]);
         }
         __syncthreads();                 // k, v, s are overwritten next
     }
@@ -122,7 +130,7 @@ attention_flash(const __half* Q, const __half* K, const __half* V,
     if (row < N) {
         const float inv_l = 1.0f / l_row[r];
         for (int c = 0; c < DH; ++c)
-            O[(long)row * D + half * DH + c] = __float2half(acc[c] * inv_l);
+            O[(long)row * D + 2 * c + half] = __float2half(acc[c] * inv_l);
         // The row's log-sum-exp, m + log l: all that the backward pass
         // needs to rebuild P block by block.
         if (lse != nullptr && half == 0) lse[row] = m + logf(l);
@@ -136,8 +144,8 @@ void launch_attention_flash(const __half* Q, const __half* K,
                             cudaStream_t stream) {
     constexpr int D = 128, BR = 128, BC = 64, THREADS = 2 * BR;
     auto kernel = attention_flash<D, BR, BC, THREADS>;
-    const size_t smem = (BR + 2 * BC) * D * sizeof(__half)
-                      + BR * BC * sizeof(float);
+    const size_t smem = (BR + 2 * BC) * (D + 2) * sizeof(__half)
+                      + BR * (BC + 2) * sizeof(float);
     cudaFuncSetAttribute(kernel,
                          cudaFuncAttributeMaxDynamicSharedMemorySize,
                          (int)smem);
