@@ -139,17 +139,20 @@ attention_flash(const __half* Q, const __half* K, const __half* V,
 
 // Host side for d = 128: 128 query rows per block (256 threads) and 64
 // keys per step.
-void launch_attention_flash(const __half* Q, const __half* K,
-                            const __half* V, __half* O, float* lse, int N,
-                            cudaStream_t stream) {
+// Returns the first launch error (an invalid configuration, too much shared
+// memory); errors while a kernel runs surface at the next synchronisation.
+cudaError_t launch_attention_flash(const __half* Q, const __half* K,
+                                   const __half* V, __half* O, float* lse,
+                                   int N, cudaStream_t stream) {
     constexpr int D = 128, BR = 128, BC = 64, THREADS = 2 * BR;
     auto kernel = attention_flash<D, BR, BC, THREADS>;
     const size_t smem = (BR + 2 * BC) * (D + 2) * sizeof(__half)
                       + BR * (BC + 2) * sizeof(float);
-    cudaFuncSetAttribute(kernel,
-                         cudaFuncAttributeMaxDynamicSharedMemorySize,
-                         (int)smem);
+    cudaError_t err = cudaFuncSetAttribute(
+        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (err != cudaSuccess) return err;  // more than this GPU allows
     const float scale = 1.0f / sqrtf((float)D);
     kernel<<<(N + BR - 1) / BR, THREADS, smem, stream>>>(Q, K, V, O, lse,
                                                          N, scale);
+    return cudaGetLastError();
 }

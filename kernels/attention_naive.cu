@@ -59,9 +59,14 @@ __global__ void attention_naive(const __half* Q, const __half* K,
 }
 
 // Host side: one block of one thread.
-void launch_attention_naive(const __half* Q, const __half* K,
-                            const __half* V, __half* S, __half* P,
-                            __half* O, int N, int d, cudaStream_t stream) {
+// Returns the first launch error (an invalid configuration, too much shared
+// memory); errors while a kernel runs surface at the next synchronisation.
+cudaError_t launch_attention_naive(const __half* Q, const __half* K,
+                                   const __half* V, __half* S, __half* P,
+                                   __half* O, int N, int d,
+                                   cudaStream_t stream) {
     float scale = 1.0f / sqrtf((float)d);
     attention_naive<<<1, 1, 0, stream>>>(Q, K, V, S, P, O, N, d, scale);
+    return cudaGetLastError();
 }
+

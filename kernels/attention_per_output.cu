@@ -59,17 +59,23 @@ __global__ void output_kernel(const __half* P, const __half* V, __half* O,
 
 // Host side: three launches on one stream, so each starts after the
 // previous one has finished.
-void launch_attention_per_output(const __half* Q, const __half* K,
-                                 const __half* V, __half* S, __half* P,
-                                 __half* O, int N, int d,
-                                 cudaStream_t stream) {
+// Returns the first launch error (an invalid configuration, too much shared
+// memory); errors while a kernel runs surface at the next synchronisation.
+cudaError_t launch_attention_per_output(const __half* Q, const __half* K,
+                                        const __half* V, __half* S, __half* P,
+                                        __half* O, int N, int d,
+                                        cudaStream_t stream) {
     float scale = 1.0f / sqrtf((float)d);
     dim3 block(16, 16);                              // 256 threads
     dim3 grid_s((N + 15) / 16, (N + 15) / 16);
     scores_kernel<<<grid_s, block, 0, stream>>>(Q, K, S, N, d, scale);
+    if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
 
     softmax_kernel<<<(N + 255) / 256, 256, 0, stream>>>(S, P, N);
+    if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
 
     dim3 grid_o((d + 15) / 16, (N + 15) / 16);
     output_kernel<<<grid_o, block, 0, stream>>>(P, V, O, N, d);
+    return cudaGetLastError();
 }
+

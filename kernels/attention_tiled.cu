@@ -100,18 +100,25 @@ __global__ void softmax_rows(const __half* S, __half* P, int N) {
 // Host side. (For N above 12,256 the softmax's row, 4N bytes, and the 128-byte
 // reduction buffer no longer fit the default 48 KiB of shared memory per block,
 // static and dynamic together: such a launch needs the opt-in attribute.)
-void launch_attention_tiled(const __half* Q, const __half* K,
-                            const __half* V, __half* S, __half* P,
-                            __half* O, int N, int d, cudaStream_t stream) {
+// Returns the first launch error (an invalid configuration, too much shared
+// memory); errors while a kernel runs surface at the next synchronisation.
+cudaError_t launch_attention_tiled(const __half* Q, const __half* K,
+                                   const __half* V, __half* S, __half* P,
+                                   __half* O, int N, int d,
+                                   cudaStream_t stream) {
     const float scale = 1.0f / sqrtf((float)d);
     const dim3 block(TILE, TILE);
     const dim3 grid_s((N + TILE - 1) / TILE, (N + TILE - 1) / TILE);
     tiled_matmul<true><<<grid_s, block, 0, stream>>>(Q, K, S, N, N, d,
                                                      scale);
+    if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
 
     softmax_rows<<<N, 256, N * sizeof(float), stream>>>(S, P, N);
+    if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
 
     const dim3 grid_o((d + TILE - 1) / TILE, (N + TILE - 1) / TILE);
     tiled_matmul<false><<<grid_o, block, 0, stream>>>(P, V, O, N, d, N,
                                                       1.0f);
+    return cudaGetLastError();
 }
+
