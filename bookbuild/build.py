@@ -13,7 +13,7 @@ from typing import Any, Callable
 from . import config as config_mod
 from . import pandoc, pdf, website, xref
 from .config import BIB_KEY
-from .cache import ExecCache, digest
+from .cache import ExecCache, digest, file_digest
 from .errors import BuildError, line_of
 from .execute import Kernel, daemon_seconds
 from .markdown import render as render_markdown
@@ -96,7 +96,10 @@ def execute_all(cfg: config_mod.BookConfig, report: Report, progress: Progress,
     cache = ExecCache(cfg.root)
     # how long the kernel is kept changes nothing a chapter computes
     settings = {"execute": {k: v for k, v in cfg.execute.items() if k != "daemon"},
-                "execute-dir": cfg.execute_dir}
+                "execute-dir": cfg.execute_dir,
+                # every figure is drawn with the project's matplotlib settings
+                "matplotlibrc": [file_digest(rc) for rc in sorted([cfg.root / "matplotlibrc",
+                                                                   *cfg.root.glob("*/matplotlibrc")])]}
     kernel: Kernel | None = None
     try:
         keep_kernel = daemon_seconds(cfg.execute)

@@ -1,5 +1,6 @@
 """Quarto's ``freeze`` idea: a chapter runs again only when its source, the build's
-execution settings or the project Python it imported have changed."""
+execution settings, the project Python it imported or a project file its cells read have
+changed."""
 from __future__ import annotations
 
 import hashlib
@@ -7,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
-VERSION = "4"  # bump when the executed-markdown format changes
+VERSION = "5"  # bump when the executed-markdown format or what the key covers changes
 
 
 def digest(*parts: str | bytes) -> str:

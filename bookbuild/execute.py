@@ -39,6 +39,17 @@ import os as __book_os, sys as __book_sys, json as __book_json
 __book_os.chdir({cwd!r})
 if {root!r} not in __book_sys.path:
     __book_sys.path.insert(0, {root!r})
+if not hasattr(__book_sys, '_bookbuild_read'):
+    # Files of the project a cell reads (a CUDA source it prints, a data table): part of the
+    # chapter's cache key, like the project modules it imports.  Once per kernel process.
+    def __book_audit(event, args, read=set(), fspath=__book_os.fspath, abspath=__book_os.path.abspath):
+        if event == 'open' and isinstance(args[0], (str, bytes, __book_os.PathLike)):
+            mode = args[1] if len(args) > 1 and isinstance(args[1], str) else 'r'
+            if not any(c in mode for c in 'wax+'):
+                read.add(abspath(__book_os.fsdecode(fspath(args[0]))))
+    __book_sys._bookbuild_read = __book_audit.__defaults__[0]
+    __book_sys.addaudithook(__book_audit)
+__book_sys._bookbuild_read.clear()
 
 def __book_inline(__items):
     __out = []
@@ -79,9 +90,11 @@ __book_reset(get_ipython(), {root!r})
 """
 
 _MODULES = r"""
-import sys as __book_sys, json as __book_json
+import os as __book_os, sys as __book_sys, json as __book_json
 print({mark!r} + __book_json.dumps(sorted({{m.__file__ for m in list(__book_sys.modules.values())
-      if getattr(m, '__file__', None) and m.__file__.startswith({root!r})}})))
+      if getattr(m, '__file__', None) and m.__file__.startswith({root!r})}}
+    | {{f for f in __book_sys._bookbuild_read if f.startswith({root!r}) and __book_os.path.isfile(f)
+       and '/.bookcache/' not in f and '/__pycache__/' not in f}})))
 """
 
 # Runs once in a kept kernel, in a namespace of its own (so `%reset` cannot touch it):
@@ -343,7 +356,8 @@ class Kernel:
         return texts
 
     def project_modules(self) -> list[str]:
-        """Files of the project's own modules imported so far (for the cache key)."""
+        """Files of the project's own modules imported so far, and the project files the
+        document's cells read (for the cache key)."""
         return self._marked(self.run(_MODULES.format(mark=INLINE_MARK, root=str(self.root) + "/")),
                             "listing modules")
 

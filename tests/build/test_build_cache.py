@@ -60,6 +60,30 @@ def test_changing_an_imported_module_executes_the_chapters_that_import_it(warm_b
     assert "Ridge 9.0." in html(warm_book, "chapters/two.html")
 
 
+def test_changing_a_file_a_cell_reads_executes_that_chapter_again(warm_book):
+    """A cell that prints a project file (as the attention chapter prints its CUDA sources) shows
+    the file as it is now, not as it was when the chapter was cached."""
+    data = warm_book / "fixturecalc" / "listing.txt"
+    data.write_text("first version\n")
+    two = warm_book / "chapters/two.qmd"
+    two.write_text(two.read_text() + "\n```{python}\nwith open('fixturecalc/listing.txt') as f:\n"
+                   "    listing = f.read().strip()\n```\n\nListing: `{python} listing`.\n")
+    build(warm_book, ("html",), search=False)
+    assert "Listing: first version." in html(warm_book, "chapters/two.html")
+    assert build(warm_book, ("html",), search=False).executed == []
+
+    data.write_text("second version\n")
+    report = build(warm_book, ("html",), search=False)
+    assert report.executed == ["chapters/two.qmd"], "only the chapter that reads the file runs again"
+    assert "Listing: second version." in html(warm_book, "chapters/two.html")
+
+
+def test_changing_the_matplotlibrc_executes_every_chapter_again(warm_book):
+    rc = warm_book / "matplotlibrc"
+    rc.write_text((rc.read_text() if rc.exists() else "") + "\nlines.linewidth: 3\n")
+    assert sorted(build(warm_book, ("html",), search=False).executed) == CHAPTERS
+
+
 def test_changing_project_python_that_a_filter_runs_converts_the_pages_again(warm_book):
     """A filter may run the project's Python (filters/widget.lua runs `python -m widgets`): the
     page shows what the changed code draws, though no cell imports it."""
