@@ -333,9 +333,12 @@ def _a100(name, label, gb, mem_type, bw_gbs, tdp_w, ds: Source, ds_where: str) -
     peaks_src = wp_t1 if "sxm" in name else ds.at(ds_where)
     peaks = {("fp64", False): _flops(9.7, peaks_src), ("fp32", False): _flops(19.5, peaks_src)}
     peaks.update(_tensor_peaks(peaks_src, {
-        "tf32": (156, 312), "fp16": (312, 624), "bf16": (312, 624),
-        "int8": (624, 1248), "int4": (1248, 2496),
+        "tf32": (156, 312), "fp16": (312, 624), "bf16": (312, 624), "int8": (624, 1248),
     }))
+    # The 80GB datasheet prints no INT4 row: the PCIe 80GB card's INT4 comes from the whitepaper.
+    int4_from_wp = ds is A100_DS80 and peaks_src is not wp_t1
+    peaks.update(_tensor_peaks(wp_t1 if int4_from_wp else peaks_src, {"int4": (1248, 2496)},
+                               "the A100 80GB datasheet prints no INT4 row" if int4_from_wp else ""))
     specs = {
         "mem_bw": Spec(bw_gbs * 1e9, "B/s", ds.at(ds_where)),
         "mem_capacity": Spec(gb, "GB", ds.at(ds_where)),
