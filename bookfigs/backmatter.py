@@ -258,6 +258,14 @@ def _value(row: dict) -> str:
     v, unit = row["value"], row["unit"]
     if isinstance(v, str):
         return v
+    if row.get("computed") and isinstance(v, (int, float)):
+        exact_ = lambda x: fmt.num(x, 3)     # a computed figure: the book's three significant figures
+    else:
+        exact_ = exact
+    return _with_unit(v, unit, exact_)
+
+
+def _with_unit(v, unit: str, exact) -> str:
     if isinstance(v, tuple):
         return " × ".join(fmt.num(x) for x in v) + f" {unit}"
     if unit == "B/s":
@@ -268,6 +276,8 @@ def _value(row: dict) -> str:
         return f"{exact(v / 2**20)} MiB" if v >= 2**20 else f"{exact(v / 1024)} KiB"
     if unit == "Hz":
         return f"{exact(v / 1e6)} MHz"
+    if unit == "GB":                          # memory capacity: the vendors' GB is 2^30 bytes (JEDEC)
+        return f"{exact(v)} GiB"
     return f"{exact(v)} {unit}".strip()
 
 
@@ -333,7 +343,10 @@ def device_markdown(dev: specs.Device) -> str:
         if name.startswith("peak ") or name.startswith("max ") or name == "registers per SM":
             continue
         label = _LABELS.get(name, name.replace("_", " "))
-        out.append(f"| {label} | {_cell(_value(r))} | {src.letter(r)} | {_cell(r['note'])} |")
+        note = r["note"]
+        if r["unit"] == "GB":
+            note = "; ".join(filter(None, [note, f"printed as {exact(r['value'])} GB"]))
+        out.append(f"| {label} | {_cell(_value(r))} | {src.letter(r)} | {_cell(note)} |")
     out.append(":::\n")
     out.append(src.markdown() + "\n")
     return "\n".join(out)

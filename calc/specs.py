@@ -57,7 +57,6 @@ H100_WP = Source(
 H100_DS = Source("NVIDIA H100 Tensor Core GPU datasheet", "NVIDIA", 2023, "nvidia2023h100datasheet")
 H200_DS = Source("NVIDIA H200 Tensor Core GPU datasheet", "NVIDIA", 2024, "nvidia2024h200datasheet")
 L4_DS = Source("NVIDIA L4 Tensor Core GPU datasheet", "NVIDIA", 2023, "nvidia2023l4datasheet")
-ADA_WP = Source("NVIDIA Ada GPU Architecture (whitepaper)", "NVIDIA", 2023, "nvidia2023ada")
 T4_DS = Source("NVIDIA T4 Tensor Core GPU datasheet", "NVIDIA", 2019, "nvidia2019t4datasheet")
 TURING_WP = Source("NVIDIA Turing GPU Architecture (whitepaper)", "NVIDIA", 2018, "nvidia2018turing")
 ORIN_DS = Source(
@@ -426,11 +425,6 @@ def _build() -> dict[str, Device]:
         "mem_bw": Spec(300e9, "B/s", l4),
         "mem_capacity": Spec(24, "GB", l4),
         "mem_type": Spec("GDDR6", "", l4),
-        "sm_count": Spec(58, "SMs", ADA_WP.at("AD104 configuration"),
-                         "58 of AD104's 60 SMs (7,424 CUDA cores / 128 per SM); "
-                         "not printed in the L4 datasheet — verify"),
-        "l2_bytes": Spec(48 * MIB, "B", ADA_WP.at("AD104 configuration"),
-                         "AD104 L2; not printed in the L4 datasheet — verify"),
         "smem_per_sm_bytes": Spec(100 * KIB, "B", CUDA_GUIDE, "compute capability 8.9"),
         "tdp_watts": Spec(72, "W", l4),
         "compute_capability": Spec("8.9", "", CUDA_GUIDE),
@@ -444,7 +438,6 @@ def _build() -> dict[str, Device]:
         "sm_count": Spec(40, "SMs", TURING_WP.at("Tesla T4 / TU104 configuration"),
                          "2,560 CUDA cores / 64 per Turing SM"),
         "cuda_cores": Spec(2560, "cores", t4),
-        "l2_bytes": Spec(4 * MIB, "B", TURING_WP.at("TU104 configuration"), "verify"),
         "smem_per_sm_bytes": Spec(64 * KIB, "B", CUDA_GUIDE, "compute capability 7.5"),
         "tdp_watts": Spec(70, "W", t4),
         "compute_capability": Spec("7.5", "", CUDA_GUIDE),
@@ -474,7 +467,7 @@ def _build() -> dict[str, Device]:
                        "'16 GB, 819 GBps'; a later revision of the page prints '800 GiBps'"),
         "mem_capacity": Spec(16, "GB", v5e),
         "mem_type": Spec("HBM2", "", v5e),
-        "tensorcores_per_chip": Spec(1, "TensorCores", v5e),
+        "tensorcores_per_chip": Spec(1, "TensorCore", v5e),
         "mxus_per_tensorcore": Spec(4, "MXUs", v5e),
     }, {
         ("bf16", False): _flops(197, v5e),

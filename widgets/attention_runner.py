@@ -128,7 +128,7 @@ def _o_panel(params, O, row_err, sums, x0, y0, cell, show_values, checks_below=F
     else:
         # beside O, clear of its label too (one column of O is narrower than "O = PV, 6×1")
         cx, cy, fs, pitch = x0 + max(dv * cell, len(label) * STRONG_CHAR_PX) + 12, y0, min(11.5, cell * 0.7), cell
-    body.append(text(cx, cy - 8, "Σ P row", "wg-small wg-strong"))
+    body.append(text(cx, cy - 8, "Σ P_ref row", "wg-small wg-strong"))
     body.append(text(cx + 140, cy - 8, "max |O − O_ref|", "wg-small wg-strong"))
     for i in range(n):
         y = cy + i * pitch + pitch / 2 + fs / 3
@@ -172,7 +172,7 @@ def render(params: dict) -> dict:
         ["Kernel", call_text(params)],
         ["Shapes", f"Q, K, V: {n}×{dv}; O: {n}×{dv}"],
         ["max |O − O_ref|", sci(chk.max_abs_error)],
-        ["Rows of P sum to 1", f"max |Σ − 1| = {sci(chk.max_row_sum_error)}"],
+        ["Rows of the reference P sum to 1", f"max |Σ − 1| = {sci(chk.max_row_sum_error)}"],
         ["Agrees with the reference", f"{'yes' if agrees else 'NO'} (tolerance {sci(TOLERANCE)})"],
         ["Held besides Q, K, V, O", stored],
     ]

@@ -337,7 +337,7 @@ def _view_3d(params, grid, block, info, x0, y0, w, h, fs):
                 cls = ("wg-t%d" % (warp % 2) if active(params, *g, grid, block) else "wg-idle")
                 dots.append((depth, (sx, sy), cls, (i, j, k) == (ti.x, ti.y, ti.z), g))
     dots.sort(key=lambda d: -d[0])
-    hint = wrap_px(("first threads only; " if len(lx) < block.x or len(ly) < block.y or len(lz) < block.z else "")
+    hint = wrap_px(("threads near the selected one only; " if len(lx) < block.x or len(ly) < block.y or len(lz) < block.z else "")
                    + "drag or use the arrow keys to turn", kw)
     title = wrap_px(f"Block ({bi.x:,}, {bi.y:,}, {bi.z:,}): {block.x}×{block.y}×{block.z} threads", kw, STRONG_CHAR_PX)
     body += text_lines(kx, ky + fs, title, "wg-strong", 16)
@@ -418,11 +418,12 @@ def render(params: dict) -> dict:
         ["Threads launched", f"{threads:,} for {elements:,} elements"
          + (f" ({fmt.pct(1 - elements / threads)} idle)" if threads > elements else "")],
     ]
-    message = None
+    messages = []
     if (params["sel_x"], params["sel_y"], params["sel_z"]) != g:
-        message = f"The selected thread was outside the launch; showing thread {g} instead."
+        messages.append(f"The selected thread was outside the launch; showing thread {g} instead.")
     if elements > threads:
-        message = f"Too few threads: {threads:,} threads for {elements:,} elements leaves work undone."
+        messages.append(f"Too few threads: {threads:,} threads for {elements:,} elements leaves work undone.")
+    message = " ".join(messages) or None
     title = f"CUDA launch: grid {_dim(grid)} of blocks {_dim(block)}"
     desc = (f"Thread {_dim(ti)} of block {_dim(bi)} has global index ({g[0]}, {g[1]}, {g[2]}), "
             f"linear index {info['linear']}, warp {info['warp']}, and computes {info['output']}.")

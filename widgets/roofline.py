@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from calc import attention, fmt, intensity, roofline, specs
+from calc.dtypes import INTEGER_DTYPES
 
 from . import Param
 from ._svg import (SMALL_CHAR_PX, STRONG_CHAR_PX, LabelPlacer, data_set, decade_ticks, esc, line, num, polyline,
@@ -59,7 +60,8 @@ def resolve_peak(dev, dtype: str, sparse: bool):
         return dtype, False, dev.peak_flops(dtype, False), f"{dev.label} has no 2:4-sparse {DTYPE_LABELS.get(dtype, dtype)} peak; showing dense."
     fallback = next((d for d in ("bf16", "fp16", "fp32") if (d, False) in keys), keys[0][0])
     return fallback, False, dev.peak_flops(fallback, False), (
-        f"{dev.label} has no published {DTYPE_LABELS.get(dtype, dtype)} peak; showing {DTYPE_LABELS.get(fallback, fallback)}.")
+        f"{dev.label} has no published {DTYPE_LABELS.get(dtype, dtype)} peak; showing "
+        f"{'dense ' if sparse else ''}{DTYPE_LABELS.get(fallback, fallback)}.")
 
 
 def kernels(params: dict, dtype: str) -> list[dict]:
@@ -106,10 +108,14 @@ def render(params: dict) -> dict:
     dtype, sparse, peak, note = resolve_peak(dev, params["dtype"], params["sparse"])
     bw = dev.mem_bw
     other = None
+    notes = [note]
     if params["compare"] != "none" and params["compare"] != params["device"]:
         dev2 = specs.device(params["compare"])
-        dtype2, sparse2, peak2, _ = resolve_peak(dev2, dtype, sparse)
+        dtype2, sparse2, peak2, note2 = resolve_peak(dev2, dtype, sparse)
         other = (dev2, dtype2, sparse2, peak2, dev2.mem_bw)
+        notes.append(note2)
+    # Integer formats count operations, not floating-point ones (calc.specs keeps their peaks in OP/s).
+    op = "OP" if dtype in INTEGER_DTYPES else "FLOP"
 
     points = kernels(params, dtype)
     sel = selected_key(params)
@@ -156,9 +162,9 @@ def render(params: dict) -> dict:
         if round(math.log10(t)) % y_step == 0:
             body.append(text(ml - 6, Y(t) + 4, _si_axis(t), "wg-small", "end"))
     body.append(f'<rect x="{num(ml)}" y="{num(mt)}" width="{num(pw)}" height="{num(ph)}" class="wg-axis"/>')
-    xlabel = "Intensity (FLOP per byte)" if narrow else "Arithmetic intensity (FLOP per byte moved)"
+    xlabel = f"Intensity ({op} per byte)" if narrow else f"Arithmetic intensity ({op} per byte moved)"
     body.append(text(ml + pw / 2, H - 6, xlabel, "", "middle"))
-    body.append(text(ml, mt - 9, "Attainable FLOP/s", "", "start"))
+    body.append(text(ml, mt - 9, f"Attainable {op}/s", "", "start"))
 
     placer = LabelPlacer((ml + 2, mt + 2, ml + pw - 2, mt + ph - 2))
 
@@ -177,12 +183,15 @@ def render(params: dict) -> dict:
         return ridge
 
     short = lambda d: d.label.replace("NVIDIA ", "").replace("Google ", "")
-    kind = f"{DTYPE_LABELS.get(dtype, dtype)}{' 2:4 sparse' if sparse else ''}"
+    kind_of = lambda dt, sp: f"{DTYPE_LABELS.get(dt, dt)}{' 2:4 sparse' if sp else ''}"
+    unit_of = lambda dt: ("OP" if dt in INTEGER_DTYPES else "FLOP") + "/s"
+    kind = kind_of(dtype, sparse)
     ridge = roof(peak, bw, "wg-c1")
-    roof_labels = [(peak, f"{short(dev)} {kind}: {fmt.si(peak, 'FLOP/s')}")]
+    roof_labels = [(peak, f"{short(dev)} {kind}: {fmt.si(peak, unit_of(dtype))}")]
     if other:
         roof(other[3], other[4], "wg-c2")
-        roof_labels.append((other[3], f"{short(other[0])}: {fmt.si(other[3], 'FLOP/s')}"))
+        roof_labels.append((other[3], f"{short(other[0])} {kind_of(other[1], other[2])}: "
+                                      f"{fmt.si(other[3], unit_of(other[1]))}"))
 
     # Points sit on the roof: the best each kernel can do on this device.
     order = sorted(points, key=lambda p: (p["key"] == sel, p.get("ghost", False)))
@@ -219,11 +228,11 @@ def render(params: dict) -> dict:
     for p in labelled:
         if p["key"] == sel:
             label_point(p)
-    for level, label in roof_labels:
-        spot = placer.place(ml + pw - 4, Y(level), label, fs, char_px=SMALL_CHAR_PX)
+    for i, (level, label) in enumerate(roof_labels):   # the device's own roof always says its peak
+        spot = placer.place(ml + pw - 4, Y(level), label, fs, char_px=SMALL_CHAR_PX, must=i == 0)
         if spot:
             body.append(text(spot[0], spot[1], label, "wg-small", spot[2]))
-    ridge_label = f"ridge {fmt.num(ridge)} FLOP/B"
+    ridge_label = f"ridge {fmt.num(ridge)} {op}/B"
     if x_lo < ridge < x_hi:
         spot = placer.place(X(ridge), mt + ph - 6, ridge_label, fs - 1, gap=4, char_px=SMALL_CHAR_PX)
         if spot:
@@ -238,29 +247,36 @@ def render(params: dict) -> dict:
     cost = chosen["cost"]
     att = roofline.attainable(cost.intensity, peak, bw)
     reg = roofline.regime(cost.intensity, peak, bw)
+    # MFU is measured against the dense peak (PaLM's definition), whichever roof is drawn.
+    dense = dev.peak_flops(dtype, False)
     readouts = [
         ["Kernel", chosen["label"]],
-        ["FLOPs", fmt.si(cost.flops, "FLOP")],
+        [f"{op}s", fmt.si(cost.flops, op)],
         ["Bytes moved", fmt.bytes_si(cost.bytes_)],
-        ["Arithmetic intensity", f"{fmt.num(cost.intensity)} FLOP/B"],
-        ["Ridge point", f"{fmt.num(ridge)} FLOP/B"],
-        ["Attainable", fmt.si(att, "FLOP/s")],
+        ["Arithmetic intensity", f"{fmt.num(cost.intensity)} {op}/B"],
+        ["Peak" + (" (2:4 sparse)" if sparse else ""), fmt.si(peak, f"{op}/s")],
+        ["Memory bandwidth", fmt.si(bw, "B/s")],
+        ["Ridge point", f"{fmt.num(ridge)} {op}/B"],
+        ["Attainable", fmt.si(att, f"{op}/s")],
         ["Regime", reg],
-        ["MFU upper bound", fmt.pct(roofline.mfu(att, peak))],
+        ["MFU upper bound (dense peak)", fmt.pct(roofline.mfu(roofline.attainable(cost.intensity, dense, bw), dense))],
         ["Time lower bound", fmt.si(roofline.time_lower_bound(cost.flops, cost.bytes_, peak, bw), "s")],
     ]
     if sel == "attention":
         fc = flash["cost"]
-        readouts.append(["FlashAttention intensity", f"{fmt.num(fc.intensity)} FLOP/B"])
-        readouts.append(["FlashAttention attainable", fmt.si(roofline.attainable(fc.intensity, peak, bw), "FLOP/s")])
+        readouts.append(["FlashAttention intensity", f"{fmt.num(fc.intensity)} {op}/B"])
+        readouts.append(["FlashAttention attainable", fmt.si(roofline.attainable(fc.intensity, peak, bw), f"{op}/s")])
     if other:
-        dev2, _, _, peak2, bw2 = other
-        att2 = roofline.attainable(cost.intensity, peak2, bw2)
-        readouts.append([f"Attainable on {short(dev2)}", fmt.si(att2, "FLOP/s")])
-        readouts.append([f"Regime on {short(dev2)}", roofline.regime(cost.intensity, peak2, bw2)])
+        dev2, dtype2, _, peak2, bw2 = other
+        # The kernel in the format the other device runs (its bytes per element may differ).
+        cost2 = cost if dtype2 == dtype else next(p for p in kernels(params, dtype2) if p["key"] == sel)["cost"]
+        att2 = roofline.attainable(cost2.intensity, peak2, bw2)
+        in_fmt = "" if dtype2 == dtype else f" ({DTYPE_LABELS.get(dtype2, dtype2)})"
+        readouts.append([f"Attainable on {short(dev2)}{in_fmt}", fmt.si(att2, unit_of(dtype2))])
+        readouts.append([f"Regime on {short(dev2)}{in_fmt}", roofline.regime(cost2.intensity, peak2, bw2)])
 
     title = f"Roofline of the {dev.label} ({kind})"
     desc = (f"Log-log roofline. The {chosen['label']} kernel has arithmetic intensity "
-            f"{fmt.num(cost.intensity)} FLOP per byte and can reach at most {fmt.si(att, 'FLOP/s')}: {reg}.")
+            f"{fmt.num(cost.intensity)} {op} per byte and can reach at most {fmt.si(att, f'{op}/s')}: {reg}.")
     return {"svg": svg_root(W, H, "wg-roofline", title, desc, [defs] + body), "readouts": readouts,
-            "message": note or None}
+            "message": " ".join(n for n in notes if n) or None}

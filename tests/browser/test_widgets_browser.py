@@ -114,7 +114,7 @@ def test_slider_by_keyboard_gives_calc_numbers(web, site_url):
     assert root.locator("output").first.inner_text() == "8,192" or "8,192" in root.inner_text()
     page.wait_for_function("el => el.querySelector('dd').textContent.includes('8,192')", arg=root.element_handle())
     got = readouts(root.locator(".widget-readouts"))
-    for key in ("Arithmetic intensity", "Attainable", "Regime", "MFU upper bound"):
+    for key in ("Arithmetic intensity", "Attainable", "Regime", "MFU upper bound (dense peak)"):
         assert got[key] == expected[key]
     assert web.errors == []
 
@@ -262,7 +262,7 @@ def test_attention_runner_runs_the_chosen_kernel_in_pyodide(web, site_url):
     got = readouts(root.locator(".widget-readouts"))
     expected = dict(widgets.render("attention-runner", params)["readouts"])
     assert got["Kernel"] == expected["Kernel"] and got["Agrees with the reference"].startswith("yes")
-    assert got["Rows of P sum to 1"].startswith("max |Σ − 1| = ")
+    assert got["Rows of the reference P sum to 1"].startswith("max |Σ − 1| = ")
     assert web.errors == []
 
 

@@ -30,7 +30,7 @@ def test_readouts_are_calcs_check():
     c = kernels.check(kernels.attention_flash(Q, K, V, 4, 2), Q, K, V)
     from widgets.attention_runner import sci
     assert r["max |O − O_ref|"] == sci(c.max_abs_error)
-    assert r["Rows of P sum to 1"] == f"max |Σ − 1| = {sci(c.max_row_sum_error)}"
+    assert r["Rows of the reference P sum to 1"] == f"max |Σ − 1| = {sci(c.max_row_sum_error)}"
     assert r["Kernel"] == "attention_flash(Q, K, V, block_rows=4, block_cols=2)"
 
 

@@ -22,7 +22,7 @@ def test_gemm_readouts_equal_calc():
     assert r["Arithmetic intensity"] == f"{fmt.num(cost.intensity)} FLOP/B"
     assert r["Attainable"] == fmt.si(att, "FLOP/s")
     assert r["Regime"] == roofline.regime(cost.intensity, peak, bw) == "compute-bound"
-    assert r["MFU upper bound"] == fmt.pct(att / peak)
+    assert r["MFU upper bound (dense peak)"] == fmt.pct(att / peak)
     assert r["Ridge point"] == f"{fmt.num(roofline.ridge_point(peak, bw))} FLOP/B"
 
 
@@ -84,3 +84,30 @@ def test_points_are_clickable_and_axes_have_decade_labels():
 def test_layout_follows_width(width):
     svg = ET.fromstring(widgets.render("roofline", {"_width": width})["svg"])
     assert svg.get("width") == str(width)
+
+
+def test_mfu_is_against_the_dense_peak_whichever_roof_is_drawn():
+    dense = readouts({"kernel": "gemm", "size": 8192})
+    sparse = readouts({"kernel": "gemm", "size": 8192, "sparse": True})
+    assert sparse["Peak (2:4 sparse)"] == fmt.si(specs.device("h100-sxm").peak_flops("bf16", True), "FLOP/s")
+    assert dense["MFU upper bound (dense peak)"] == sparse["MFU upper bound (dense peak)"] == "100%"
+    assert sparse["Attainable"] != dense["Attainable"]
+
+
+def test_integer_formats_count_operations():
+    r = readouts({"dtype": "int8", "kernel": "gemm"})
+    assert r["OPs"].endswith("GOP") and r["Arithmetic intensity"].endswith("OP/B")
+    assert r["Attainable"].endswith("OP/s") and "FLOP" not in r["Attainable"]
+    svg = widgets.render("roofline", {"dtype": "int8"})["svg"]
+    assert "Attainable OP/s" in svg and "TFLOP/s" not in svg
+
+
+def test_a_comparison_device_in_another_format_says_so_and_is_computed_in_it():
+    r = widgets.render("roofline", {"dtype": "fp8", "kernel": "softmax", "compare": "a100-sxm-80gb"})
+    assert "A100 SXM4 80GB has no published FP8 peak; showing BF16" in r["message"]
+    got = dict(r["readouts"])
+    a100 = specs.device("a100-sxm-80gb")
+    bf16 = intensity.softmax(4096, 4096, "bf16")
+    assert got["Attainable on A100 SXM4 80GB (BF16)"] == fmt.si(
+        roofline.attainable(bf16.intensity, a100.peak_flops("bf16"), a100.mem_bw), "FLOP/s")
+    assert "A100 SXM4 80GB BF16:" in r["svg"]

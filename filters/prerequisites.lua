@@ -1,0 +1,82 @@
+--[[ prerequisites.lua: a chapter says which chapters it builds on.
+
+  prerequisites: [chapters/roofline.qmd, chapters/cuda-threads.qmd]
+
+in a chapter's front matter (the chapter map in the appendices draws the same lists) adds
+"Builds on @sec-roofline (*its title*) and @sec-cuda-threads (*its title*)." at the end of the chapter's "Learning goals"
+callout, or after its title.  Each reference is the listed chapter's own label (the id of its
+first-level heading), so the book's cross-referencing numbers and links it as any other
+`@sec-` reference.  A listed file that is missing, or whose title has no `{#sec-...}` label,
+stops the build.
+]]
+
+local stringify = pandoc.utils.stringify
+
+local function absolute(path)
+  if pandoc.path.is_absolute(path) then return pandoc.path.normalize(path) end
+  return pandoc.path.normalize(pandoc.path.join({ pandoc.system.get_working_directory(), path }))
+end
+local ROOT = absolute(pandoc.path.directory(pandoc.path.directory(absolute(PANDOC_SCRIPT_FILE))))
+
+local function fail(message)
+  io.stderr:write("prerequisites.lua: " .. message .. "\n")
+  error("prerequisites.lua: " .. message, 0)
+end
+
+--- The label and title of a chapter file: `# Title {#sec-label}`.
+local function chapter_of(path)
+  local f = io.open(pandoc.path.join({ ROOT, path }), "r")
+  if not f then fail("prerequisite " .. path .. " does not exist") end
+  local text = f:read("a")
+  f:close()
+  for line in text:gmatch("[^\n]*") do
+    local title, label = line:match("^#%s+(.-)%s*{#(sec%-[%w%-_]+)[^}]*}%s*$")
+    if label then return label, title end
+    if line:match("^#%s") then break end
+  end
+  fail("the title of prerequisite " .. path .. " has no {#sec-...} label to refer to")
+end
+
+local function sentence(chapters)
+  local inlines = pandoc.Inlines({ pandoc.Str("Builds"), pandoc.Space(), pandoc.Str("on"), pandoc.Space() })
+  for i, ch in ipairs(chapters) do
+    local label, title = ch[1], ch[2]
+    if i > 1 then
+      if i == #chapters then
+        inlines:extend({ pandoc.Space(), pandoc.Str("and"), pandoc.Space() })
+      else
+        inlines:insert(pandoc.Str(","))
+        inlines:insert(pandoc.Space())
+      end
+    end
+    inlines:insert(pandoc.Cite({ pandoc.Str("@" .. label) }, { pandoc.Citation(label, "AuthorInText") }))
+    inlines:extend({ pandoc.Space(), pandoc.Str("(") })
+    inlines:insert(pandoc.Emph(pandoc.read(title, "markdown").blocks[1].content))
+    inlines:insert(pandoc.Str(")"))
+  end
+  inlines:insert(pandoc.Str("."))
+  return pandoc.Para(inlines)
+end
+
+function Pandoc(doc)
+  local listed = doc.meta.prerequisites
+  if not listed or #listed == 0 then return nil end
+  local chapters = {}
+  for _, path in ipairs(listed) do table.insert(chapters, { chapter_of(stringify(path)) }) end
+  local para = sentence(chapters)
+  for _, b in ipairs(doc.blocks) do
+    if b.t == "Div" and b.classes:includes("callout-note")
+        and (b.attributes.title or ""):lower() == "learning goals" then
+      b.content:insert(para)
+      return doc
+    end
+  end
+  for i, b in ipairs(doc.blocks) do
+    if b.t == "Header" and b.level == 1 then
+      doc.blocks:insert(i + 1, para)
+      return doc
+    end
+  end
+  doc.blocks:insert(1, para)
+  return doc
+end
