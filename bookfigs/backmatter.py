@@ -245,11 +245,11 @@ _FAMILIES = [("NVIDIA A100", "a100"), ("NVIDIA H100 and H200", "h1|h2"), ("NVIDI
              ("NVIDIA Jetson Orin", "jetson"), ("Google TPUs", "tpu")]
 
 
-def exact(x: float) -> str:
-    """``x`` to as many significant figures as it has (up to six): 494.7 -> '494.7'."""
+def exact(x: float, most: int = 6) -> str:
+    """``x`` to as many significant figures as it has (up to ``most``): 494.7 -> '494.7'."""
     if isinstance(x, int):
         return fmt.num(x)
-    r = fmt.round_sig(float(x), 6)
+    r = fmt.round_sig(float(x), most)
     digits = f"{abs(r):.6e}".split("e")[0].replace(".", "").rstrip("0")
     return fmt.num(r, max(1, len(digits)))
 
@@ -259,7 +259,9 @@ def _value(row: dict) -> str:
     if isinstance(v, str):
         return v
     if row.get("computed") and isinstance(v, (int, float)):
-        exact_ = lambda x: fmt.num(x, 3)     # a computed figure: the book's three significant figures
+        # a computed figure: no more digits than its inputs carry (half of 989 is 494.5; two FLOP
+        # per FMA × 1,024 cores × 918 MHz is 1.88 TFLOP/s, not 1.88006)
+        exact_ = lambda x: exact(x, 4)
     else:
         exact_ = exact
     return _with_unit(v, unit, exact_)
