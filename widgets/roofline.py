@@ -264,6 +264,8 @@ def render(params: dict) -> dict:
     ]
     if sel == "attention":
         fc = flash["cost"]
+        readouts.append(["FlashAttention's on-chip memory M",
+                         f"{fmt.bytes_iec(SRAM_BYTES)}: the shared memory of an A100 SM, the paper's machine"])
         readouts.append(["FlashAttention intensity", f"{fmt.num(fc.intensity)} {op}/B"])
         readouts.append(["FlashAttention attainable", fmt.si(roofline.attainable(fc.intensity, peak, bw), f"{op}/s")])
     if other:
