@@ -198,7 +198,11 @@ def _block_panel_2d(params, grid, block, info, x0, y0, w, fs):
     bi, ti = info["block_idx"], info["thread_idx"]
     per_row = min(block.x, 32)
     lines_per_y = math.ceil(block.x / per_row)
-    n_rows = min(block.y * lines_per_y, ROW_CAP)
+    total_rows = block.y * lines_per_y
+    n_rows = min(total_rows, ROW_CAP)
+    # A block taller than the panel shows the rows around the selected thread.
+    srow = ti.y * lines_per_y + ti.x // per_row
+    first = min(max(0, srow - n_rows // 2), total_rows - n_rows)
     cell = max(3.0, min(22.0, (w - 30) / per_row, 360 / n_rows))
     label = f"Block ({bi.x:,}, {bi.y:,}, {bi.z:,}): blockDim = ({block.x}, {block.y}, {block.z})"
     body = [text(x0, y0 + fs, label, "wg-strong")]
@@ -212,10 +216,11 @@ def _block_panel_2d(params, grid, block, info, x0, y0, w, fs):
         return ("wg-t%d" % (warp % 2) if active(params, *g, grid, block) else "wg-idle"), g
 
     labelled_y = -math.inf
-    for row in range(n_rows):
+    for shown in range(n_rows):
+        row = first + shown
         j, part = divmod(row, lines_per_y)
         cols = range(part * per_row, min(block.x, (part + 1) * per_row))
-        y = num(top + row * cell)
+        y = num(top + shown * cell)
         if clickable:   # one element per thread, each selects itself when clicked
             for i in cols:
                 cls, g = cls_of(i, j)
@@ -232,20 +237,19 @@ def _block_panel_2d(params, grid, block, info, x0, y0, w, fs):
                             f' height="{num(cell)}" class="{cls}"/>')
                 i = k
         warp, lane = cuda.warp_of(cuda.Dim3(cols[0], j, ti.z), block)
-        label_y = top + row * cell + cell / 2 + 4
-        if (lane == 0 or row == 0) and cell >= 8 and label_y - labelled_y >= LABEL_PITCH:   # no label on another
+        label_y = top + shown * cell + cell / 2 + 4
+        if (lane == 0 or shown == 0) and cell >= 8 and label_y - labelled_y >= LABEL_PITCH:   # no label on another
             body.append(text(left - 4, label_y, f"w{warp}", "wg-small wg-muted", "end"))
             labelled_y = label_y
-    srow = ti.y * lines_per_y + ti.x // per_row
-    if srow < n_rows:
-        body.append(f'<rect x="{num(left + (ti.x % per_row) * cell)}" y="{num(top + srow * cell)}" width="{num(cell)}"'
+    if first <= srow < first + n_rows:
+        body.append(f'<rect x="{num(left + (ti.x % per_row) * cell)}" y="{num(top + (srow - first) * cell)}" width="{num(cell)}"'
                     f' height="{num(cell)}" class="wg-tsel"/>')
     bottom = top + n_rows * cell + 14
     hint = "shades alternate per warp of 32; grey: no data element"
     if lines_per_y > 1:
         hint = "x wraps every 32 threads; " + hint
-    if n_rows < block.y * lines_per_y:
-        hint = f"first {n_rows} rows; " + hint
+    if n_rows < total_rows:
+        hint = (f"first {n_rows} rows; " if first == 0 else f"rows {first:,}–{first + n_rows - 1:,} of {total_rows:,}; ") + hint
     lines = wrap_px(hint, x0 + w - left)                 # phones are narrow
     body += text_lines(left, bottom, lines, "wg-small wg-muted")
     return body, bottom + 14 * (len(lines) - 1) + 6

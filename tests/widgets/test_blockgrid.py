@@ -63,3 +63,11 @@ def test_big_launch_stays_small():
     assert len(result["svg"]) < 60_000
     result = render(grid_x=64, grid_y=64, grid_z=64, block_x=8, block_y=8, block_z=8, view="3d")
     assert len(result["svg"]) < 120_000
+
+
+def test_a_block_taller_than_the_panel_shows_the_rows_around_the_selected_thread():
+    svg = widgets.render("blockgrid", {"grid_x": 1, "block_x": 1, "block_y": 1024, "sel_x": 0, "sel_y": 500})["svg"]
+    assert "rows 468–531 of 1,024" in svg
+    assert 'class="wg-tsel"' in svg                   # the selected thread is drawn, not cut off
+    top = widgets.render("blockgrid", {"grid_x": 1, "block_x": 1, "block_y": 1024, "sel_x": 0, "sel_y": 3})["svg"]
+    assert "first 64 rows" in top and 'class="wg-tsel"' in top
