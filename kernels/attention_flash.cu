@@ -59,7 +59,7 @@ attention_flash(const __half* Q, const __half* K, const __half* V,
     // Q_i: read from HBM once; rows past N are zero (output discarded).
     for (int e = t; e < BR * D; e += THREADS) {
         int row = q0 + e / D;
-        q[e / D * DP + e % D] = row < N ? Q[(long)row * D + e % D]
+        q[e / D * DP + e % D] = row < N ? Q[(size_t)row * D + e % D]
                                         : __float2half(0.0f);
     }
 
@@ -72,7 +72,7 @@ attention_flash(const __half* Q, const __half* K, const __half* V,
         for (int e = t; e < BC * D; e += THREADS) {
             int row = k0 + e / D;
             bool in = row < N;
-            long g = (long)row * D + e % D;
+            size_t g = (size_t)row * D + e % D;
             int o = e / D * DP + e % D;
             k[o] = in ? K[g] : __float2half(0.0f);
             v[o] = in ? V[g] : __float2half(0.0f);
@@ -130,7 +130,7 @@ attention_flash(const __half* Q, const __half* K, const __half* V,
     if (row < N) {
         const float inv_l = 1.0f / l_row[r];
         for (int c = 0; c < DH; ++c)
-            O[(long)row * D + 2 * c + half] = __float2half(acc[c] * inv_l);
+            O[(size_t)row * D + 2 * c + half] = __float2half(acc[c] * inv_l);
         // The row's log-sum-exp, m + log l: all that the backward pass
         // needs to rebuild P block by block.
         if (lse != nullptr && half == 0) lse[row] = m + logf(l);

@@ -14,10 +14,10 @@
 #include <cuda_fp16.h>
 #include <math.h>
 
-__device__ __forceinline__ float ld(const __half* p, long i) {
+__device__ __forceinline__ float ld(const __half* p, size_t i) {
     return __half2float(p[i]);
 }
-__device__ __forceinline__ void st(__half* p, long i, float x) {
+__device__ __forceinline__ void st(__half* p, size_t i, float x) {
     p[i] = __float2half(x);
 }
 
@@ -30,21 +30,21 @@ __global__ void attention_naive(const __half* Q, const __half* K,
         for (int j = 0; j < N; ++j) {
             float acc = 0.0f;
             for (int k = 0; k < d; ++k)
-                acc += ld(Q, (long)i * d + k) * ld(K, (long)j * d + k);
-            st(S, (long)i * N + j, scale * acc);
+                acc += ld(Q, (size_t)i * d + k) * ld(K, (size_t)j * d + k);
+            st(S, (size_t)i * N + j, scale * acc);
         }
 
     // Phase 2: P = softmax(S), row by row, in three passes over the row.
     // The SAME row maximum m_i is subtracted in numerator and denominator:
     //   P[i][j] = exp(S[i][j] - m_i) / sum_k exp(S[i][k] - m_i)
     for (int i = 0; i < N; ++i) {
-        const __half* row = S + (long)i * N;
+        const __half* row = S + (size_t)i * N;
         float m = -INFINITY;
         for (int j = 0; j < N; ++j) m = fmaxf(m, ld(row, j));
         float sum = 0.0f;
         for (int j = 0; j < N; ++j) sum += __expf(ld(row, j) - m);
         for (int j = 0; j < N; ++j)
-            st(P, (long)i * N + j, __expf(ld(row, j) - m) / sum);
+            st(P, (size_t)i * N + j, __expf(ld(row, j) - m) / sum);
     }
 
     // Phase 3: O = P V; each output element is the dot product of a row
@@ -53,8 +53,8 @@ __global__ void attention_naive(const __half* Q, const __half* K,
         for (int c = 0; c < d; ++c) {
             float acc = 0.0f;
             for (int j = 0; j < N; ++j)
-                acc += ld(P, (long)i * N + j) * ld(V, (long)j * d + c);
-            st(O, (long)i * d + c, acc);
+                acc += ld(P, (size_t)i * N + j) * ld(V, (size_t)j * d + c);
+            st(O, (size_t)i * d + c, acc);
         }
 }
 

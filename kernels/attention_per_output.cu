@@ -16,10 +16,10 @@
 #include <cuda_fp16.h>
 #include <math.h>
 
-__device__ __forceinline__ float ld(const __half* p, long i) {
+__device__ __forceinline__ float ld(const __half* p, size_t i) {
     return __half2float(p[i]);
 }
-__device__ __forceinline__ void st(__half* p, long i, float x) {
+__device__ __forceinline__ void st(__half* p, size_t i, float x) {
     p[i] = __float2half(x);
 }
 
@@ -30,20 +30,20 @@ __global__ void scores_kernel(const __half* Q, const __half* K, __half* S,
     if (i >= N || j >= N) return;      // the grid may overhang the matrix
     float acc = 0.0f;
     for (int k = 0; k < d; ++k)
-        acc += ld(Q, (long)i * d + k) * ld(K, (long)j * d + k);
-    st(S, (long)i * N + j, scale * acc);
+        acc += ld(Q, (size_t)i * d + k) * ld(K, (size_t)j * d + k);
+    st(S, (size_t)i * N + j, scale * acc);
 }
 
 __global__ void softmax_kernel(const __half* S, __half* P, int N) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;  // one thread, one row
     if (i >= N) return;
-    const __half* row = S + (long)i * N;
+    const __half* row = S + (size_t)i * N;
     float m = -INFINITY;
     for (int j = 0; j < N; ++j) m = fmaxf(m, ld(row, j));       // max
     float sum = 0.0f;
     for (int j = 0; j < N; ++j) sum += __expf(ld(row, j) - m);   // sum
     for (int j = 0; j < N; ++j)                                  // normalise
-        st(P, (long)i * N + j, __expf(ld(row, j) - m) / sum);
+        st(P, (size_t)i * N + j, __expf(ld(row, j) - m) / sum);
 }
 
 __global__ void output_kernel(const __half* P, const __half* V, __half* O,
@@ -53,8 +53,8 @@ __global__ void output_kernel(const __half* P, const __half* V, __half* O,
     if (i >= N || c >= d) return;
     float acc = 0.0f;
     for (int j = 0; j < N; ++j)
-        acc += ld(P, (long)i * N + j) * ld(V, (long)j * d + c);
-    st(O, (long)i * d + c, acc);
+        acc += ld(P, (size_t)i * N + j) * ld(V, (size_t)j * d + c);
+    st(O, (size_t)i * d + c, acc);
 }
 
 // Host side: three launches on one stream, so each starts after the

@@ -36,17 +36,17 @@ __global__ void tiled_matmul(const __half* A, const __half* B, __half* C,
         // Copy one element of each tile; zeros outside the matrices.
         int ka = k0 + tx;
         a[ty][tx] = (row < M && ka < Kd)
-                        ? __half2float(A[(long)row * Kd + ka]) : 0.0f;
+                        ? __half2float(A[(size_t)row * Kd + ka]) : 0.0f;
         if (B_TRANSPOSED) {
             // b[k][j] = B[col0 + j][k0 + k]. Consecutive threads (tx)
             // read consecutive k along one row of B: coalesced.
             int brow = blockIdx.x * TILE + ty, kb = k0 + tx;
             b[tx][ty] = (brow < Nc && kb < Kd)
-                            ? __half2float(B[(long)brow * Kd + kb]) : 0.0f;
+                            ? __half2float(B[(size_t)brow * Kd + kb]) : 0.0f;
         } else {
             int kb = k0 + ty;
             b[ty][tx] = (kb < Kd && col < Nc)
-                            ? __half2float(B[(long)kb * Nc + col]) : 0.0f;
+                            ? __half2float(B[(size_t)kb * Nc + col]) : 0.0f;
         }
         __syncthreads();                 // both tiles are complete
         for (int k = 0; k < TILE; ++k)
@@ -54,7 +54,7 @@ __global__ void tiled_matmul(const __half* A, const __half* B, __half* C,
         __syncthreads();                 // all done before the next copy
     }
     if (row < M && col < Nc)
-        C[(long)row * Nc + col] = __float2half(alpha * acc);
+        C[(size_t)row * Nc + col] = __float2half(alpha * acc);
 }
 
 // Reduce x over the block with op (max or +); every thread gets the
@@ -77,7 +77,7 @@ __device__ float block_reduce(float x, float* red, Op op) {
 __global__ void softmax_rows(const __half* S, __half* P, int N) {
     extern __shared__ float row[];       // N floats
     __shared__ float red[32];
-    const long base = (long)blockIdx.x * N;
+    const size_t base = (size_t)blockIdx.x * N;
     auto max_op = [](float u, float v) { return fmaxf(u, v); };
     auto add_op = [](float u, float v) { return u + v; };
 
