@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from calc import fmt, specs
+from calc import dtypes, fmt, specs
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADING = re.compile(r"^#\s+(?P<title>.+?)\s*(?:\{(?P<attrs>[^}]*)\})?\s*$")
@@ -319,7 +319,7 @@ def device_markdown(dev: specs.Device) -> str:
         out.append("|:--|--:|--:|--:|--:|:--|")
         for dtype in dict.fromkeys(d for d, _ in dev.peak_keys()):
             cells, letters = [], []
-            per = "OP/B" if dtype in ("int8", "int4") else "FLOP/B"
+            per = dtypes.op_unit(dtype) + "/B"
             for sparse in (False, True):
                 r = peak.get((dtype, sparse))
                 cells.append((_value(r) + (" †" if r["computed"] else "")) if r else "—")

@@ -22,6 +22,12 @@ DTYPES: dict[str, float] = {
 INTEGER_DTYPES = frozenset({"int8", "int4"})
 
 
+def op_unit(dtype: str) -> str:
+    """What arithmetic in ``dtype`` is counted in: "OP" for integer formats, "FLOP" otherwise
+    (so peaks are OP/s or FLOP/s, intensities OP/B or FLOP/B)."""
+    return "OP" if dtype in INTEGER_DTYPES else "FLOP"
+
+
 def check_dtype(dtype: str) -> str:
     """Return ``dtype`` if known, else raise ValueError listing the known ones."""
     if dtype not in DTYPES:

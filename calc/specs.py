@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Optional
 
-from .dtypes import INTEGER_DTYPES, check_dtype
+from .dtypes import check_dtype, op_unit
 from .sources import Source, Spec
 
 KIB = 1024
@@ -262,7 +262,7 @@ class Device:
         """
         rows = []
         for dtype, sparse in self.peak_keys():
-            unit = "OP/s" if dtype in INTEGER_DTYPES else "FLOP/s"
+            unit = op_unit(dtype) + "/s"
             quantity = f"peak {dtype}{' (2:4 sparse)' if sparse else ' (dense)'}"
             if (dtype, sparse) in self.peaks:
                 s = self.peaks[(dtype, sparse)]
@@ -318,7 +318,7 @@ def _tensor_peaks(src: Source, table: dict, note: str = "") -> dict:
     """``{dtype: (dense_tflops or None, sparse_tflops or None)}`` -> peaks mapping."""
     peaks = {}
     for dtype, (dense, sparse) in table.items():
-        unit = "OP/s" if dtype in INTEGER_DTYPES else "FLOP/s"
+        unit = op_unit(dtype) + "/s"
         if dense is not None:
             peaks[(dtype, False)] = _flops(dense, src, note, unit)
         if sparse is not None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from calc import attention, fmt, intensity, roofline, specs
-from calc.dtypes import INTEGER_DTYPES
+from calc.dtypes import op_unit
 
 from . import Param
 from ._svg import (SMALL_CHAR_PX, STRONG_CHAR_PX, LabelPlacer, data_set, decade_ticks, esc, line, num, polyline,
@@ -114,8 +114,7 @@ def render(params: dict) -> dict:
         dtype2, sparse2, peak2, note2 = resolve_peak(dev2, dtype, sparse)
         other = (dev2, dtype2, sparse2, peak2, dev2.mem_bw)
         notes.append(note2)
-    # Integer formats count operations, not floating-point ones (calc.specs keeps their peaks in OP/s).
-    op = "OP" if dtype in INTEGER_DTYPES else "FLOP"
+    op = op_unit(dtype)                     # integer formats count OP, not FLOP
 
     points = kernels(params, dtype)
     sel = selected_key(params)
@@ -184,14 +183,13 @@ def render(params: dict) -> dict:
 
     short = lambda d: d.label.replace("NVIDIA ", "").replace("Google ", "")
     kind_of = lambda dt, sp: f"{DTYPE_LABELS.get(dt, dt)}{' 2:4 sparse' if sp else ''}"
-    unit_of = lambda dt: ("OP" if dt in INTEGER_DTYPES else "FLOP") + "/s"
     kind = kind_of(dtype, sparse)
     ridge = roof(peak, bw, "wg-c1")
-    roof_labels = [(peak, f"{short(dev)} {kind}: {fmt.si(peak, unit_of(dtype))}")]
+    roof_labels = [(peak, f"{short(dev)} {kind}: {fmt.si(peak, op + '/s')}")]
     if other:
         roof(other[3], other[4], "wg-c2")
         roof_labels.append((other[3], f"{short(other[0])} {kind_of(other[1], other[2])}: "
-                                      f"{fmt.si(other[3], unit_of(other[1]))}"))
+                                      f"{fmt.si(other[3], op_unit(other[1]) + '/s')}"))
 
     # Points sit on the roof: the best each kernel can do on this device.
     order = sorted(points, key=lambda p: (p["key"] == sel, p.get("ghost", False)))
@@ -274,7 +272,7 @@ def render(params: dict) -> dict:
         cost2 = cost if dtype2 == dtype else next(p for p in kernels(params, dtype2) if p["key"] == sel)["cost"]
         att2 = roofline.attainable(cost2.intensity, peak2, bw2)
         in_fmt = "" if dtype2 == dtype else f" ({DTYPE_LABELS.get(dtype2, dtype2)})"
-        readouts.append([f"Attainable on {short(dev2)}{in_fmt}", fmt.si(att2, unit_of(dtype2))])
+        readouts.append([f"Attainable on {short(dev2)}{in_fmt}", fmt.si(att2, op_unit(dtype2) + "/s")])
         readouts.append([f"Regime on {short(dev2)}{in_fmt}", roofline.regime(cost2.intensity, peak2, bw2)])
 
     title = f"Roofline of the {dev.label} ({kind})"
