@@ -133,13 +133,12 @@ class LabelPlacer:
     def reserve(self, box, soft=False):
         (self.soft if soft else self.boxes).append(box)
 
-    def place(self, x, y, content, size=13, gap=8, char_px=None, must=False):
+    def place(self, x, y, content, size=13, gap=8, char_px=SMALL_CHAR_PX, must=False):
         """A spot for ``content`` near (x, y): (x, baseline, anchor), or None.  ``char_px`` is the
-        advance per character of the label's class (SMALL_CHAR_PX, STRONG_CHAR_PX); without it,
-        a sans-serif estimate for ``size``.  A label that ``must`` be shown may cover soft boxes
-        (a line) when no spot clear of them is left; it never covers another label."""
-        w = char_px * len(str(content)) if char_px else text_width(content, size)
-        h = size + 2
+        advance per character of the label's class (SMALL_CHAR_PX, STRONG_CHAR_PX); ``size`` sets
+        its height.  A label that ``must`` be shown may cover soft boxes (a line) when no spot
+        clear of them is left; it never covers another label."""
+        w, h = char_px * len(str(content)), size + 2
         x0, y0, x1, y1 = self.bounds
         candidates = []
         for dy in (-gap, gap + h * 0.8, -gap - h, gap + h * 1.8, -gap - 2 * h, gap + h * 2.8,

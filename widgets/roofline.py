@@ -227,12 +227,12 @@ def render(params: dict) -> dict:
         if p["key"] == sel:
             label_point(p)
     for i, (level, label) in enumerate(roof_labels):   # the device's own roof always says its peak
-        spot = placer.place(ml + pw - 4, Y(level), label, fs, char_px=SMALL_CHAR_PX, must=i == 0)
+        spot = placer.place(ml + pw - 4, Y(level), label, fs, must=i == 0)
         if spot:
             body.append(text(spot[0], spot[1], label, "wg-small", spot[2]))
     ridge_label = f"ridge {fmt.num(ridge)} {op}/B"
     if x_lo < ridge < x_hi:
-        spot = placer.place(X(ridge), mt + ph - 6, ridge_label, fs - 1, gap=4, char_px=SMALL_CHAR_PX)
+        spot = placer.place(X(ridge), mt + ph - 6, ridge_label, fs - 1, gap=4)
         if spot:
             body.append(text(spot[0], spot[1], ridge_label, "wg-small wg-muted", spot[2]))
     for p in labelled:
