@@ -15,7 +15,7 @@ from . import pandoc, pdf, website, xref
 from .config import BIB_KEY
 from .cache import ExecCache, digest, file_digest
 from .errors import BuildError, line_of
-from .execute import Kernel, daemon_seconds
+from .execute import Kernel, daemon_seconds, matplotlibrc_files
 from .markdown import render as render_markdown
 from .qmd import parse
 
@@ -98,8 +98,7 @@ def execute_all(cfg: config_mod.BookConfig, report: Report, progress: Progress,
     settings = {"execute": {k: v for k, v in cfg.execute.items() if k != "daemon"},
                 "execute-dir": cfg.execute_dir,
                 # every figure is drawn with the project's matplotlib settings
-                "matplotlibrc": [file_digest(rc) for rc in sorted([cfg.root / "matplotlibrc",
-                                                                   *cfg.root.glob("*/matplotlibrc")])]}
+                "matplotlibrc": [file_digest(rc) for rc in matplotlibrc_files(cfg.root)]}
     kernel: Kernel | None = None
     try:
         keep_kernel = daemon_seconds(cfg.execute)

@@ -42,12 +42,12 @@ if {root!r} not in __book_sys.path:
 if not hasattr(__book_sys, '_bookbuild_read'):
     # Files of the project a cell reads (a CUDA source it prints, a data table): part of the
     # chapter's cache key, like the project modules it imports.  Once per kernel process.
-    def __book_audit(event, args, read=set(), fspath=__book_os.fspath, abspath=__book_os.path.abspath):
-        if event == 'open' and isinstance(args[0], (str, bytes, __book_os.PathLike)):
+    __book_sys._bookbuild_read = set()
+    def __book_audit(event, args, read=__book_sys._bookbuild_read, os=__book_os):
+        if event == 'open' and isinstance(args[0], (str, bytes, os.PathLike)):
             mode = args[1] if len(args) > 1 and isinstance(args[1], str) else 'r'
             if not any(c in mode for c in 'wax+'):
-                read.add(abspath(__book_os.fsdecode(fspath(args[0]))))
-    __book_sys._bookbuild_read = __book_audit.__defaults__[0]
+                read.add(os.path.abspath(os.fsdecode(os.fspath(args[0]))))
     __book_sys.addaudithook(__book_audit)
 __book_sys._bookbuild_read.clear()
 
@@ -114,6 +114,11 @@ threading.Thread(target=watch, args=({lease!r}, {idle!r}), daemon=True, name="bo
 """
 
 
+def matplotlibrc_files(root: Path) -> list[Path]:
+    """Where matplotlib may read the project's settings from: the root and its folders."""
+    return sorted([root / "matplotlibrc", *root.glob("*/matplotlibrc")])
+
+
 def daemon_seconds(execute: dict[str, Any]) -> float:
     """How long a kernel is kept after a build: ``execute: daemon`` (Quarto's option:
     seconds, ``true`` for the default, ``false`` for none); the environment variable
@@ -160,7 +165,7 @@ class Kernel:
         """What a kept kernel must share with this build to be reused: the interpreter, the
         idle time, and the matplotlibrc files matplotlib read when it was imported."""
         h = hashlib.sha256(f"{sys.executable}\0{self.keep_alive}".encode())
-        for rc in sorted([self.root / "matplotlibrc", *self.root.glob("*/matplotlibrc")]):
+        for rc in matplotlibrc_files(self.root):
             if rc.is_file():
                 h.update(rc.as_posix().encode() + b"\0" + rc.read_bytes())
         return h.hexdigest()
