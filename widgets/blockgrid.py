@@ -379,8 +379,9 @@ def render(params: dict) -> dict:
         body = [text(16, 30, "This launch is illegal:", "wg-strong")]
         body += text_lines(16, 52, lines, "wg-small", 16)
         y = 52 + 16 * len(lines) + 10
-        body.append(text(16, y, f"gridDim = {_dim(grid)}, blockDim = {_dim(block)}", "wg-small wg-muted"))
-        H = y + 20
+        dims = wrap_px(f"gridDim = {_dim(grid)}, blockDim = {_dim(block)}", W - 32)   # 2³¹ blocks is long
+        body += text_lines(16, y, dims, "wg-small wg-muted")
+        H = y + 20 + 14 * (len(dims) - 1)
         return {"svg": svg_root(W, H, "wg-blockgrid", "Illegal CUDA launch", problem, body),
                 "readouts": [["gridDim", _dim(grid)], ["blockDim", _dim(block)],
                              ["Threads per block", f"{block.x * block.y * block.z:,}"],
