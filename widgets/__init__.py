@@ -115,6 +115,22 @@ def get(name: str):
     return importlib.import_module(f"{__name__}.{name.replace('-', '_')}")
 
 
+def states(name: str) -> list[dict]:
+    """Parameter sets that take widget ``name`` through its states: the defaults, the widget's
+    EXAMPLES, every choice, both booleans and both ends of every number.  The build draws them all
+    under Pyodide (widgets/prep_runtime.mjs) and the tests check each figure."""
+    mod = get(name)
+    cases = [{}] + [dict(e) for e in getattr(mod, "EXAMPLES", [])]
+    for p in mod.PARAMS:
+        if p.type == "choice":
+            cases += [{p.name: v} for v, _ in p.options]
+        elif p.type == "bool":
+            cases += [{p.name: True}, {p.name: False}]
+        else:
+            cases += [{p.name: p.min}, {p.name: p.max}]
+    return cases
+
+
 def spec(name: str) -> list[dict]:
     return [p.to_json() for p in get(name).PARAMS]
 

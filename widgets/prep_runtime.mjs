@@ -27,17 +27,7 @@ import sys, json
 sys.path.insert(0, "/project")
 import widgets, traceback
 for name in widgets.NAMES:
-    mod = widgets.get(name)
-    cases = [{}]
-    for p in mod.PARAMS:
-        if p.type == "choice":
-            cases += [{p.name: v} for v, _ in p.options]
-        elif p.type == "bool":
-            cases += [{p.name: True}, {p.name: False}]
-        else:
-            cases += [{p.name: p.min}, {p.name: p.max}]
-    cases += list(getattr(mod, "EXAMPLES", []))
-    for case in cases:
+    for case in widgets.states(name):
         json.loads(widgets.render_json(name, json.dumps(case)))
 try:
     raise ValueError("x")

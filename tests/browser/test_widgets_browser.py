@@ -354,20 +354,6 @@ def test_an_unreadable_snapshot_means_a_fresh_boot_and_a_new_snapshot(web, site_
     assert web.errors == []
 
 
-def _label_cases(name):
-    """Defaults, every choice, both ends of every number, both booleans, and the widget's examples."""
-    mod = widgets.get(name)
-    cases = [{}] + [dict(e) for e in getattr(mod, "EXAMPLES", [])]
-    for p in mod.PARAMS:
-        if p.type == "choice":
-            cases += [{p.name: v} for v, _ in p.options]
-        elif p.type in ("int", "float"):
-            cases += [{p.name: p.min}, {p.name: p.max}]
-        else:
-            cases += [{p.name: True}, {p.name: False}]
-    return cases
-
-
 # Pairs of <text> elements whose boxes, as the browser lays them out, overlap (by more than a pixel
 # across and two down: descenders may touch the next line's ascenders).
 OVERLAPPING_LABELS = """() => {
@@ -384,14 +370,14 @@ OVERLAPPING_LABELS = """() => {
 
 
 def test_no_label_is_written_over_another(web):
-    """Every widget, in every state the registry test draws, at phone and desktop widths: no two
+    """Every widget, in every state widgets.states lists, at phone and desktop widths: no two
     labels overlap in the browser's own layout of the figure (the roofline's selected point keeps
     its label, crossing a roof line if it must)."""
     css = (ROOT / "assets" / "css" / "widgets.css").read_text()
     found = []
     for name in widgets.NAMES:
         for width in (300, 360, 640, 900):
-            for case in _label_cases(name):
+            for case in widgets.states(name):
                 svg = widgets.render(name, {**case, "_width": width})["svg"]
                 web.page.set_content(f"<style>{css}</style><div class='widget-svg'>{svg}</div>")
                 found += [(name, width, case, pair) for pair in web.page.evaluate(OVERLAPPING_LABELS)]

@@ -75,21 +75,12 @@ def test_cli_renders_html(capsys):
     assert "blockDim.z" in out["message"]
 
 
-def _cases(name):
-    mod = widgets.get(name)
-    cases = [{}] + [dict(e) for e in getattr(mod, "EXAMPLES", [])]
-    for p in mod.PARAMS:
-        if p.type == "choice":
-            cases += [{p.name: v} for v, _ in p.options]
-    return cases
-
-
 @pytest.mark.parametrize("width", [300, 360, 640, 900])
 @pytest.mark.parametrize("name", widgets.NAMES)
 def test_every_label_stays_inside_the_figure(name, width):
     """SVG text does not wrap: a label longer than its room runs off the figure (it did on phones).
     Widths are estimated at half an em per character, a little under the fonts' average."""
-    for case in _cases(name):
+    for case in widgets.states(name):
         svg = ET.fromstring(widgets.render(name, {**case, "_width": width})["svg"])
         view_w = float(svg.get("viewBox").split()[2])
         for el in svg.iter("{http://www.w3.org/2000/svg}text"):
