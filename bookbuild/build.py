@@ -53,6 +53,8 @@ def _build(root: Path, formats: tuple[str, ...], progress: Progress, search: boo
     report = Report()
     t0 = time.perf_counter()
     cfg = config_mod.load(root)
+    run_scripts(cfg, "pre-render", {"QUARTO_PROJECT_INPUT_FILES": "\n".join(ch.source.as_posix() for ch in cfg.chapters)},
+                progress)
     pages = execute_all(cfg, report, progress, restart_kernel)
     report.timings["execute"] = time.perf_counter() - t0
 
@@ -86,8 +88,38 @@ def _build(root: Path, formats: tuple[str, ...], progress: Progress, search: boo
             site.result()
         if book:
             report.pdf = book.result()
+    outputs = [f"{cfg.output_dir}/{p}" for p in report.html_pages]
+    if report.pdf:
+        outputs.append(f"{cfg.output_dir}/{report.pdf.name}")
+    t = time.perf_counter()
+    run_scripts(cfg, "post-render", {"QUARTO_PROJECT_OUTPUT_FILES": "\n".join(outputs)}, progress)
+    report.timings["post-render"] = time.perf_counter() - t
     report.timings["total"] = time.perf_counter() - t0
     return report
+
+
+def run_scripts(cfg: config_mod.BookConfig, stage: str, env: dict[str, str], progress: Progress) -> None:
+    """``project: pre-render:`` / ``post-render:`` commands, run as Quarto runs them (runScripts in
+    src/command/render/project.ts): in the project folder, split like a shell command line, with
+    QUARTO_PROJECT_OUTPUT_DIR, QUARTO_PROJECT_RENDER_ALL and the input or output files in the
+    environment; a command that fails stops the build."""
+    import os
+    import shlex
+    import subprocess
+    commands = cfg.pre_render if stage == "pre-render" else cfg.post_render
+    for command in commands:
+        t = time.perf_counter()
+        full = {**os.environ, "QUARTO_PROJECT_OUTPUT_DIR": str(cfg.out), "QUARTO_PROJECT_RENDER_ALL": "1", **env}
+        try:
+            proc = subprocess.run(shlex.split(command), cwd=cfg.root, env=full, capture_output=True, text=True)
+        except OSError as exc:
+            proc = subprocess.CompletedProcess(command, 127, "", str(exc))
+        if proc.returncode != 0:
+            config_path = cfg.root / config_mod.CONFIG_NAME
+            raise BuildError(f"{stage} script `{command}` failed (exit status {proc.returncode})", config_path,
+                             line_of(config_path.read_text(encoding="utf-8"), command),
+                             detail=(proc.stdout + proc.stderr)[-2000:])
+        progress(stage, command, time.perf_counter() - t)
 
 
 def execute_all(cfg: config_mod.BookConfig, report: Report, progress: Progress,

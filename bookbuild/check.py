@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from . import config as config_mod
-from . import pandoc
+from . import pandoc, quarto_rules
 from .config import BIB_KEY, _as_list
 from .errors import BuildError, line_of
 from .website import CAPTION_KEYS
@@ -49,23 +49,24 @@ OTHER_ENGINES = {"r", "julia", "ojs", "mermaid", "dot", "bash", "sql"}
 
 # _quarto.yml: what the build reads, and documented Quarto keys it does not implement.
 SUPPORTED_KEYS = {
-    "project": {"type", "output-dir", "execute-dir"},
+    "project": {"type", "output-dir", "execute-dir", "pre-render", "post-render", "resources"},
     "book": {"title", "subtitle", "author", "date", "chapters", "appendices", "output-file",
              "repo-url", "repo-actions", "repo-branch"},
     "execute": {"echo", "eval", "output", "include", "warning", "error", "daemon"},
-    "format.html": {"reference-location", "code-copy", "fig-format", "fig-cap-location", "tbl-cap-location"},
+    "format.html": {"reference-location", "code-copy", "fig-format", "fig-cap-location", "tbl-cap-location",
+                    "css", "include-in-header"},
     "format.typst": {"reference-location", "fig-format", "papersize", "fig-cap-location", "tbl-cap-location"},
 }
 UNSUPPORTED_KEYS = {
-    "project": {"pre-render", "post-render", "render", "resources", "preview", "lib-dir", "freeze"},
+    "project": {"render", "preview", "lib-dir", "freeze"},
     "book": {"cover-image", "downloads", "sharing", "search", "page-navigation", "navbar", "sidebar",
              "page-footer", "favicon", "site-url", "google-analytics", "cookie-consent", "comments",
              "references", "reader-mode", "back-to-top-navigation", "body-header", "body-footer",
              "margin-header", "margin-footer", "doi", "abstract"},
     "execute": {"freeze", "cache", "enabled", "ipynb", "keep-ipynb"},
-    "format.html": {"theme", "css", "toc", "toc-depth", "toc-location", "number-sections",
+    "format.html": {"theme", "toc", "toc-depth", "toc-location", "number-sections",
                     "number-depth", "code-fold", "code-tools", "code-line-numbers", "html-math-method",
-                    "include-in-header", "include-before-body", "include-after-body", "grid",
+                    "include-before-body", "include-after-body", "grid",
                     "fig-width", "fig-height", "fig-dpi", "link-external-icon", "anchor-sections",
                     "smooth-scroll", "citations-hover", "footnotes-hover", "crossrefs-hover",
                     "self-contained", "embed-resources", "mainfont", "fontsize", "linestretch",
@@ -166,9 +167,13 @@ class Linter:
             if str(pre) not in {c.source.as_posix() for c in cfg.chapters}:
                 self.add(path, line_of(text, str(pre)), "error",
                          f"prerequisite {pre} is not a chapter of the book")
+        for rule in (quarto_rules.titled_twice(path, doc, text, _without_code(text)),
+                     quarto_rules.inline_in_math(path, doc, text)):
+            for file, line, message in rule:
+                self.add(file, line, "error", message)
         ast = pandoc.read(_skeleton(doc), path.parent, ch.source.as_posix())
         self.check_ast(path, text, ast, known_classes)
-        return {"ast": ast, "text": text, "labels": _labels(doc, text)}
+        return {"ast": ast, "text": text, "labels": _labels(doc, text), "front": doc.front}
 
     def check_cell(self, path: Path, cell: Cell) -> None:
         if cell.lang != "python":
@@ -239,6 +244,8 @@ class Linter:
                              f"duplicate label {label} (also in {labels[label]})")
                 else:
                     labels[label] = ch.source.as_posix()
+        self.check_quarto_rules(cfg, pages)
+        self.check_terms_and_widgets(pages)
         bib = self.bib_keys(cfg)
         outputs = {ch.output.as_posix(): ch for ch in cfg.chapters}
         ids = {ch.output.as_posix(): _ids(page["ast"]) for ch, page in pages if page}
@@ -248,6 +255,41 @@ class Linter:
             self.check_refs(ch, page, labels, bib)
             self.check_links(ch, page, outputs, ids)
         return self.findings
+
+    def check_quarto_rules(self, cfg: config_mod.BookConfig, pages: list) -> None:
+        from .website import SHELL, WIDGET_HEAD
+        has_widgets = any(page and '.widget' in page["text"] and 'name=' in page["text"] for _, page in pages)
+        for rule in (quarto_rules.filter_paths(self.root, cfg.filters),
+                     quarto_rules.undeclared_assets(self.root, cfg, SHELL, WIDGET_HEAD, has_widgets)):
+            for file, line, message in rule:
+                self.add(file, line, "error", message)
+
+    def check_terms_and_widgets(self, pages: list) -> None:
+        """What filters/glossary.lua and filters/widget.lua would stop the build for: a term no
+        chapter declares, a widget parameter or choice the widget does not have."""
+        terms = {" ".join(str(t.get("term", "")).lower().split())
+                 for _, page in pages if page for t in _as_list(page["front"].get("terms")) if isinstance(t, dict)}
+        problems = _widget_problems(self.root)
+        for ch, page in pages:
+            if page is None:
+                continue
+            path = self.root / ch.source
+            at = _Cursor(_without_code(page["text"]))
+            for el in walk(page["ast"]["blocks"]):
+                if el["t"] not in ("Span", "Div"):
+                    continue
+                ident, classes, attrs = el["c"][0]
+                attrs = dict(attrs)
+                if el["t"] == "Span" and "term" in classes:
+                    name = attrs.get("key") or _plain(el["c"][1])
+                    key = " ".join(name.lower().split())
+                    line = at.line(".term")
+                    if not {key, re.sub("es$", "", key), re.sub("s$", "", key)} & terms:
+                        self.add(path, line, "error", f'unknown term "{name}": no chapter declares it under `terms:`')
+                elif el["t"] == "Div" and "widget" in classes and problems is not None:
+                    name = attrs.pop("name", "")
+                    for message in problems(name, attrs):
+                        self.add(path, at.line(f'name="{name}"'), "error", message)
 
     def filter_classes(self, cfg: config_mod.BookConfig) -> set[str]:
         """Classes the project handles: any identifier-like string literal in a project filter,
@@ -310,6 +352,26 @@ class Linter:
             if frag and frag not in ids.get(resolved, set()):
                 self.add(path, line_of(page["text"], target), "error",
                          f"link to {target}: no #{frag} on {resolved}")
+
+
+def _plain(inlines: list) -> str:
+    return "".join(el["c"] if el["t"] == "Str" else " " if el["t"] in ("Space", "SoftBreak") else
+                   _plain(el["c"]) if el["t"] in ("Emph", "Strong") else "" for el in inlines)
+
+
+def _widget_problems(root: Path):
+    """The project's ``widgets.problems`` (its widgets' parameter check), if it has widgets."""
+    if not (root / "widgets" / "__init__.py").is_file():
+        return None
+    import importlib
+    import sys
+    sys.path.insert(0, str(root))
+    try:
+        return importlib.import_module("widgets").problems
+    except (ImportError, AttributeError):
+        return None
+    finally:
+        sys.path.remove(str(root))
 
 
 def _strip_css_comments(text: str) -> str:

@@ -49,6 +49,8 @@ class BookConfig:
     repo_url: str | None = None
     repo_actions: list[str] = field(default_factory=list)
     execute_dir: str = "file"
+    pre_render: list[str] = field(default_factory=list)
+    post_render: list[str] = field(default_factory=list)
 
     @property
     def out(self) -> Path:
@@ -128,7 +130,7 @@ def load(root: Path) -> BookConfig:
         chapters=chapters,
         raw=raw,
         output_dir=str(project.get("output-dir") or "_book"),
-        filters=[str(f) for f in _as_list(raw.get("filters"))],
+        filters=_filters(_as_list(raw.get("filters")), path),
         bibliography=[str(b) for b in _as_list(raw.get("bibliography"))],
         execute=dict(raw.get("execute") or {}),
         html=dict(formats.get("html") or {}),
@@ -136,7 +138,38 @@ def load(root: Path) -> BookConfig:
         repo_url=book.get("repo-url"),
         repo_actions=[str(a) for a in _as_list(book.get("repo-actions"))],
         execute_dir=str(project.get("execute-dir") or "file"),
+        pre_render=[str(c) for c in _as_list(project.get("pre-render"))],
+        post_render=[str(c) for c in _as_list(project.get("post-render"))],
     )
+
+
+# Quarto's filter entry points (src/resources/filters/main.lua) that run before its own
+# processing of callouts, tabsets, figures and cross-references: bookbuild runs the book's
+# filters before its implementations of those, so these three behave alike here.
+EARLY_ENTRY_POINTS = ("pre-ast", "post-ast", "pre-quarto")
+
+
+def _filters(entries: list, path: Path) -> list[str]:
+    """Filter paths in order: a plain path (Quarto runs it at pre-quarto) or ``{path, at}``."""
+    out = []
+    after_quarto = False
+    for entry in entries:
+        if after_quarto and not isinstance(entry, dict):
+            raise BuildError(f"filter {entry} comes after `quarto`, where Quarto runs it after its own "
+                             "filters; this build cannot", path, _line(path, str(entry)),
+                             hint="list the book's filters before `quarto`, or give them `at: pre-ast`")
+        if isinstance(entry, dict):
+            at = str(entry.get("at", "pre-quarto"))
+            if at not in EARLY_ENTRY_POINTS or "path" not in entry:
+                raise BuildError(f"filter entry {entry!r} is not supported by this build", path,
+                                 _line(path, str(entry.get("path", "filters:"))),
+                                 hint=f"use `path:` with `at:` one of {', '.join(EARLY_ENTRY_POINTS)}")
+            out.append(str(entry["path"]))
+        elif entry == "quarto":
+            after_quarto = True     # where Quarto's own filters go; bookbuild's run after the book's
+        else:
+            out.append(str(entry))
+    return out
 
 
 def _line(path: Path, needle: str) -> int | None:

@@ -59,13 +59,12 @@ def __book_inline(__items):
         except Exception as __e:
             __out.append({{'error': type(__e).__name__ + ': ' + str(__e)}})
             continue
-        if isinstance(__v, str):
-            __text = __v
-        elif hasattr(__v, '_repr_markdown_'):
-            __text = __v._repr_markdown_()
-        else:
-            __text = str(__v)
-        __out.append({{'text': __text}})
+        # What Quarto's Jupyter engine receives for an inline expression: the value's display
+        # data (user_expressions), of which it inserts text/markdown as is and text/plain escaped
+        # (bookbuild.markdown.quarto_inline).
+        __data = get_ipython().display_formatter.format(__v)[0]
+        __out.append({{'data': {{k: __data[k] for k in ('text/markdown', 'text/html', 'text/latex', 'text/plain')
+                                if k in __data}}}})
     print({mark!r} + __book_json.dumps(__out))
 """
 
@@ -346,7 +345,8 @@ class Kernel:
                 raise cell_error(cell, path, out)
         return CellResult(cell, outputs)
 
-    def inline(self, items: list[Inline], path: Path) -> list[str]:
+    def inline(self, items: list[Inline], path: Path) -> list[dict[str, str]]:
+        """Each expression's display data (mime type -> text), as Quarto's engine gets it."""
         if not items:
             return []
         outputs = self.run(f"__book_inline({json.dumps([i.expr for i in items])})")
@@ -357,7 +357,7 @@ class Kernel:
                 raise BuildError(f"inline expression `{{python}} {item.expr}` failed: {value['error']}",
                                  path, item.line,
                                  hint="define the name in a cell above this line, or fix the expression")
-            texts.append(value["text"])
+            texts.append(value["data"])
         return texts
 
     def project_modules(self) -> list[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import re
 from pathlib import Path
 from typing import Any
 
@@ -57,9 +58,10 @@ def _markdown(chunk: Markdown, kernel: Kernel, path: Path) -> str:
     items = inline_expressions(chunk)
     if not items:
         return chunk.text
-    values = iter(kernel.inline(items, path))
+    values = iter(zip(items, kernel.inline(items, path)))
     out = []
     in_fence = None
+    display_math = False
     from .qmd import FENCE
     for line in chunk.text.split("\n"):
         m = FENCE.match(line)
@@ -69,9 +71,81 @@ def _markdown(chunk: Markdown, kernel: Kernel, path: Path) -> str:
             elif line.strip().startswith(in_fence):
                 in_fence = None
         if in_fence is None and not m:
-            line = INLINE.sub(lambda _m: next(values), line)
+            spans, display_math = math_spans(line, display_math)
+
+            def value(found: re.Match) -> str:
+                item, data = next(values)
+                in_math = any(a <= found.start() < b for a, b in spans)
+                return quarto_inline(data, item.expr, in_math, path, item.line)
+            line = INLINE.sub(value, line)
         out.append(line)
     return "\n".join(out)
+
+
+# Quarto's asEscapedMarkdown (src/core/jupyter/jupyter-inline.ts): a quoted text/plain value (a
+# Python str) loses its quotes, its backslashes are doubled and then every character of the class
+# [\\`*_{}\[\]()>#+-.!] is escaped; in that class "+-." is a range, so "," is escaped too.
+QUARTO_ESCAPED = re.compile(r"([\\`*_{}\[\]()>#+,\-.!])")
+
+
+def quarto_inline(data: dict[str, str], expr: str, in_math: bool, path: Path, line: int) -> str:
+    """The markdown Quarto puts in place of an inline expression whose display data is ``data``
+    (resolveUserExpressions in src/core/jupyter/jupyter-inline.ts): text/markdown as is (IPython's
+    ``Markdown``), text/plain escaped when it is a quoted string.  A value that Quarto would print
+    mangled stops the build instead."""
+    where = f"`{{python}} {expr}`"
+    if "text/html" in data or "text/latex" in data:
+        raise BuildError(f"inline expression {where} has HTML or LaTeX display data, which Quarto inserts "
+                         "as raw output of one format only", path, line,
+                         hint="return a str, a number or IPython.display.Markdown(...)")
+    if "text/markdown" in data:
+        return data["text/markdown"]
+    plain = data.get("text/plain", "")
+    if len(plain) < 2 or plain[0] != plain[-1] or plain[0] not in "'\"":
+        return plain                                   # a number (its repr), inserted as it is
+    inner = plain[1:-1]
+    if "\\" in inner:
+        raise BuildError(f"inline expression {where} is a str with a backslash ({plain}); Quarto doubles "
+                         "its backslashes and the page would show them", path, line,
+                         hint="return IPython.display.Markdown(...) for markdown or TeX")
+    escaped = QUARTO_ESCAPED.sub(r"\\\1", inner)
+    if in_math and escaped != inner:
+        raise BuildError(f"inline expression {where} inside math is a plain str ({plain}); Quarto escapes "
+                         f"it for markdown as {escaped}, which TeX reads differently", path, line,
+                         hint="inside $...$ return IPython.display.Markdown(...)")
+    return escaped
+
+
+def math_spans(line: str, display: bool) -> tuple[list[tuple[int, int]], bool]:
+    """Character ranges of ``line`` inside TeX math (``$...$``, or ``$$...$$`` which may span
+    lines: ``display`` says whether the line starts inside one), and whether it ends inside one."""
+    spans: list[tuple[int, int]] = []
+    start = 0 if display else None
+    inline_start = None
+    i = 0
+    while i < len(line):
+        if line[i] == "\\":
+            i += 2
+            continue
+        if line.startswith("$$", i) and inline_start is None:
+            if start is None:
+                start = i
+            else:
+                spans.append((start, i + 2))
+                start = None
+            i += 2
+            continue
+        if line[i] == "$" and start is None:
+            if inline_start is None:
+                if i + 1 < len(line) and not line[i + 1].isspace():
+                    inline_start = i
+            elif not line[i - 1].isspace():
+                spans.append((inline_start, i + 1))
+                inline_start = None
+        i += 1
+    if start is not None:
+        spans.append((start, len(line)))
+    return spans, start is not None
 
 
 def _fence(text: str) -> str:

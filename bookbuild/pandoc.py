@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from functools import lru_cache
 from pathlib import Path
@@ -28,10 +29,20 @@ def binary() -> str:
     return pypandoc.get_pandoc_path()
 
 
+# What the book's filters print before they stop the build (filters/project.lua's fail):
+# "<filter>.lua: <file>[:<line>]: <message>".
+FILTER_FAILURE = re.compile(r"^(?P<filter>[\w.-]+\.lua): (?P<file>[^:\s]+?)(?::(?P<line>\d+))?: (?P<message>.+)$", re.M)
+
+
 def run(args: list[str], text: str, cwd: Path, what: str, source: str | None = None) -> str:
     proc = subprocess.run([binary(), *args], input=text.encode(), capture_output=True, cwd=cwd)
     err = proc.stderr.decode(errors="replace")
     if proc.returncode != 0:
+        failure = FILTER_FAILURE.search(err)
+        if failure:                       # the filter said where and what: no Lua traceback
+            raise BuildError(failure["message"], failure["file"] or source,
+                             int(failure["line"]) if failure["line"] else None,
+                             hint=f"reported by filters/{failure['filter']}")
         raise BuildError(f"pandoc failed while {what}", source, detail=err)
     warnings = [ln for ln in err.splitlines() if ln.strip()]
     if warnings:

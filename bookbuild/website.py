@@ -169,6 +169,7 @@ def write_site(cfg: BookConfig, pages: list[xref.Page], index: dict[str, Any], i
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                              trim_blocks=True, lstrip_blocks=True)
+    env.filters["site_relative"] = lambda html, root: site_relative(html, root or "")
     template = env.get_template("page.html")
     nav = navigation(cfg, index)
     version = book_version(cfg)
@@ -271,14 +272,47 @@ def asset_dirs(cfg: BookConfig) -> list[Path]:
     return [d for d in dict.fromkeys([tool, own]) if d.is_dir()]
 
 
-def asset_list(cfg: BookConfig) -> dict[str, list[str]]:
-    """Stylesheets and scripts under assets/ that every page loads (widget ones only where needed)."""
-    css = sorted({p.name for d in asset_dirs(cfg) for p in (d / "css").glob("*.css")})
-    js = sorted({p.name for d in asset_dirs(cfg) for p in (d / "js").glob("*.js")})
-    return {"css": [c for c in css if c != "widgets.css"],
-            "js": [j for j in js if not j.startswith("widgets-")],
-            "widget_css": [c for c in css if c == "widgets.css"],
-            "widget_js": [j for j in js if j == "widgets-host.js"]}
+# bookbuild's page shell (the template's top bar, sidebar, search and contents), as Quarto's is
+# its Bootstrap theme and quarto.js: every page of this build loads them, a Quarto page does not.
+SHELL = {"css": ["assets/css/book.css"], "js": ["assets/js/book.js"]}
+# What filters/widget.lua asks Quarto to put in the head of a page with widgets.
+WIDGET_HEAD = '<link rel="stylesheet" href="/assets/css/widgets.css">\n<script async src="/assets/js/widgets-host.js"></script>'
+SITE_PATH = re.compile(r'\b(src|href)="/(?!/)')
+
+
+def site_relative(html: str, root: str) -> str:
+    """Paths that start at the site root (``/assets/...``) made relative to a page ``root`` away
+    from it, as Quarto's HTML post-processor does for every ``src`` and ``href`` of a website page
+    (resolveResourceRefs in src/project/types/website/website-resources.ts)."""
+    return SITE_PATH.sub(lambda m: f'{m.group(1)}="{root}', html)
+
+
+def head_includes(cfg: BookConfig) -> str:
+    """``format: html: include-in-header``: files (relative to the project) or ``text:`` entries."""
+    out = []
+    for entry in _as_list(cfg.html.get("include-in-header")):
+        if isinstance(entry, dict) and "text" in entry:
+            out.append(str(entry["text"]))
+            continue
+        path = cfg.root / str(entry.get("file") if isinstance(entry, dict) else entry)
+        if not path.is_file():
+            raise BuildError(f"include-in-header file {path.relative_to(cfg.root)} does not exist",
+                             cfg.root / "_quarto.yml")
+        out.append(path.read_text(encoding="utf-8"))
+    return "\n".join(out)
+
+
+def asset_list(cfg: BookConfig) -> dict[str, Any]:
+    """The stylesheets and head HTML of every page: the shell's, then what ``_quarto.yml`` declares
+    (``css``, ``include-in-header``); the widgets' only on pages with widgets."""
+    return {"css": SHELL["css"] + [str(c) for c in _as_list(cfg.html.get("css"))],
+            "js": SHELL["js"], "head": head_includes(cfg), "widget_head": WIDGET_HEAD}
+
+
+def _as_list(value: Any) -> list:
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
 
 
 def node_modules(root: Path) -> Path:
@@ -319,9 +353,6 @@ def static_files(cfg: BookConfig) -> None:
         target = out / "assets" / "katex" / "katex.min.css"
         if not target.exists():
             shutil.copy2(katex / "katex.min.css", target)
-    if (cfg.root / "widgets" / "bundle.py").exists():
-        from widgets import bundle  # the widget runtime (Pyodide + calc) ships inside the site
-        bundle.build_runtime(out, cfg.root)
 
 
 def run_pagefind(cfg: BookConfig) -> None:

@@ -15,16 +15,11 @@ the build.  The glossary page is the chapter file named glossary.qmd.
 ]]
 
 local stringify = pandoc.utils.stringify
-local function absolute(path)
-  if pandoc.path.is_absolute(path) then return pandoc.path.normalize(path) end
-  return pandoc.path.normalize(pandoc.path.join({ pandoc.system.get_working_directory(), path }))
-end
-local ROOT = absolute(pandoc.path.directory(pandoc.path.directory(absolute(PANDOC_SCRIPT_FILE))))
+local project = dofile(pandoc.path.join({ pandoc.path.directory(PANDOC_SCRIPT_FILE), "project.lua" }))(PANDOC_SCRIPT_FILE)
 local is_html = FORMAT:match("html") ~= nil
 
-local function fail(message)
-  io.stderr:write("glossary.lua: " .. message .. "\n")
-  error("glossary.lua: " .. message, 0)
+local function fail(message, file, needle)
+  project.fail("glossary.lua", message, file, needle)
 end
 
 --- The slug of a term: lower case, runs of other characters become one "-".
@@ -36,28 +31,20 @@ local function key_of(name)
   return (name:lower():gsub("%s+", " "):gsub("^ ", ""):gsub(" $", ""))
 end
 
-local function read_text(path)
-  local f = io.open(path, "r")
-  if not f then return nil end
-  local text = f:read("a")
-  f:close()
-  return text
-end
-
 local function yaml_meta(yaml)
   return pandoc.read("---\n" .. yaml .. "\n---\n", "markdown").meta
 end
 
 local function front_matter(path)
-  local text = read_text(pandoc.path.join({ ROOT, path }))
-  if not text then fail("cannot read " .. path .. " (listed in _quarto.yml)") end
+  local text = project.read(path)
+  if not text then fail("cannot read " .. path .. " (listed in _quarto.yml)", "_quarto.yml", path) end
   local yaml = text:match("^%-%-%-[ \t]*\r?\n(.-)\r?\n%-%-%-[ \t]*\r?\n")
   return yaml and yaml_meta(yaml) or {}
 end
 
 --- Chapter sources in book order (chapters, then appendices), from _quarto.yml.
 local function chapter_list()
-  local text = read_text(pandoc.path.join({ ROOT, "_quarto.yml" }))
+  local text = project.read("_quarto.yml")
   if not text then return {} end
   local book = yaml_meta(text).book or {}
   local out = {}
@@ -88,14 +75,14 @@ local function register(meta, chapter)
   local seen = {}
   for i, t in ipairs(meta.terms or {}) do
     if pandoc.utils.type(t) ~= "table" or not t.term or not t.def then
-      fail(chapter .. ": entry " .. i .. " of `terms:` needs both `term:` and `def:`")
+      fail("entry " .. i .. " of `terms:` needs both `term:` and `def:`", chapter, "terms:")
     end
     local name = stringify(t.term)
     local key = key_of(name)
     local prev = terms[key]
     if seen[key] or (prev and prev.chapter ~= chapter) then
       fail(('term "%s" is defined twice: in %s and in %s; define each term in one chapter')
-        :format(name, prev and prev.chapter or chapter, chapter))
+        :format(name, prev and prev.chapter or chapter, chapter), chapter, "term: " .. name)
     end
     seen[key] = true
     local def = as_inlines(t.def)
@@ -108,19 +95,10 @@ local function lookup(name)
   return terms[key] or terms[key:gsub("es$", "")] or terms[key:gsub("s$", "")]
 end
 
---- This page's output path: the build's `book-page`, else Quarto's input file.
-local function page_of(meta)
-  if meta["book-page"] then return stringify(meta["book-page"]) end
-  local input = (quarto and quarto.doc and quarto.doc.input_file) or PANDOC_STATE.input_files[1]
-  if not input or input == "-" then return "" end
-  local rel = pandoc.path.make_relative(absolute(input), ROOT)
-  return (rel:gsub("%.knit%.md$", ""):gsub("%.[^./]+$", "") .. ".html")
-end
-
 local function setup(meta)
-  page = page_of(meta)
-  root = meta["book-root"] and stringify(meta["book-root"]) or ("../"):rep(select(2, page:gsub("/", "")))
-  local own = page:gsub("%.html$", ".qmd")
+  local own = project.page(meta)
+  page = own:gsub("%.qmd$", ".html")
+  root = project.offset(meta)
   local listed = false
   for _, path in ipairs(chapter_list()) do
     if pandoc.path.filename(path) == "glossary.qmd" then glossary_page = path end
@@ -145,8 +123,10 @@ local function Span(span)
   local name = span.attributes.key or stringify(span.content)
   local entry = lookup(name)
   if not entry then
-    fail(('unknown term "%s" in %s: declare it under `terms:` in the front matter of the chapter '
-      .. 'that defines it, or give the right key with {.term key="..."}'):format(name, (page:gsub("%.html$", ".qmd"))))
+    local source = page:gsub("%.html$", ".qmd")
+    fail(('unknown term "%s": declare it under `terms:` in the front matter of the chapter '
+      .. 'that defines it, or give the right key with {.term key="..."}'):format(name), source,
+      span.attributes.key and ('key="' .. span.attributes.key) or ("[" .. stringify(span.content) .. "]{.term"))
   end
   return term_link(span.content, entry)
 end

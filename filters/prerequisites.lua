@@ -11,30 +11,23 @@ stops the build.
 ]]
 
 local stringify = pandoc.utils.stringify
+local project = dofile(pandoc.path.join({ pandoc.path.directory(PANDOC_SCRIPT_FILE), "project.lua" }))(PANDOC_SCRIPT_FILE)
+local this_page = ""
 
-local function absolute(path)
-  if pandoc.path.is_absolute(path) then return pandoc.path.normalize(path) end
-  return pandoc.path.normalize(pandoc.path.join({ pandoc.system.get_working_directory(), path }))
-end
-local ROOT = absolute(pandoc.path.directory(pandoc.path.directory(absolute(PANDOC_SCRIPT_FILE))))
-
-local function fail(message)
-  io.stderr:write("prerequisites.lua: " .. message .. "\n")
-  error("prerequisites.lua: " .. message, 0)
+local function fail(message, needle)
+  project.fail("prerequisites.lua", message, this_page, needle)
 end
 
 --- The label and title of a chapter file: `# Title {#sec-label}`.
 local function chapter_of(path)
-  local f = io.open(pandoc.path.join({ ROOT, path }), "r")
-  if not f then fail("prerequisite " .. path .. " does not exist") end
-  local text = f:read("a")
-  f:close()
+  local text = project.read(path)
+  if not text then fail("prerequisite " .. path .. " does not exist", path) end
   for line in text:gmatch("[^\n]*") do
     local title, label = line:match("^#%s+(.-)%s*{#(sec%-[%w%-_]+)[^}]*}%s*$")
     if label then return label, title end
     if line:match("^#%s") then break end
   end
-  fail("the title of prerequisite " .. path .. " has no {#sec-...} label to refer to")
+  fail("the title of prerequisite " .. path .. " has no {#sec-...} label to refer to", path)
 end
 
 local function sentence(chapters)
@@ -59,6 +52,7 @@ local function sentence(chapters)
 end
 
 function Pandoc(doc)
+  this_page = project.page(doc.meta)
   local listed = doc.meta.prerequisites
   if not listed or #listed == 0 then return nil end
   local chapters = {}

@@ -5,14 +5,20 @@ if any, is the caption.  HTML gets the widget's static HTML (figure, readouts,
 disabled controls) which assets/js/widgets-host.js brings to life; every other
 format (typst/PDF, docx, ...) gets the SVG as a figure plus the readouts as a
 table.  The figure comes from `python -m widgets render`, run in the project
-root (the folder above this filter's); BOOK_PYTHON names the interpreter.
+root (filters/project.lua); BOOK_PYTHON names the interpreter.  An unknown widget,
+parameter or choice stops the build with the chapter's file and line.
 ]]
 
 local PYTHON = os.getenv("BOOK_PYTHON") or "python3"
-local ROOT = pandoc.path.directory(pandoc.path.directory(PANDOC_SCRIPT_FILE))
-if ROOT == "" then ROOT = "." end
+local project = dofile(pandoc.path.join({ pandoc.path.directory(PANDOC_SCRIPT_FILE), "project.lua" }))(PANDOC_SCRIPT_FILE)
 local is_html = FORMAT:match("html") ~= nil
 local count = 0
+local page = ""        -- the chapter being written, for error messages
+local host_included = false
+
+local function fail(message, needle)
+  project.fail("widget.lua", message, page, needle)
+end
 
 local function render(name, params, format, caption_html)
   local args = { "-m", "widgets", "render", name, "--params", pandoc.json.encode(params),
@@ -20,9 +26,25 @@ local function render(name, params, format, caption_html)
   if caption_html and caption_html ~= "" then
     table.insert(args, "--caption"); table.insert(args, caption_html)
   end
-  return pandoc.system.with_working_directory(ROOT, function()
+  local ok, out = pcall(pandoc.system.with_working_directory, project.root, function()
     return pandoc.pipe(PYTHON, args, "")
   end)
+  if not ok then   -- `python -m widgets` said what is wrong on stderr (unknown parameter or choice)
+    fail(('widget "%s" cannot be drawn with %s'):format(name, pandoc.json.encode(params)),
+      'name="' .. name .. '"')
+  end
+  return out
+end
+
+--- The page's widgets come alive through assets/js/widgets-host.js.  bookbuild's page template
+--- loads it on pages with widgets; under Quarto the filter asks for it in the page's head, with
+--- a site-root path that Quarto's HTML post-processor makes relative to the page
+--- (resolveResourceRefs in src/project/types/website/website-resources.ts).
+local function include_host()
+  if host_included or not is_html or not (quarto and quarto.doc and quarto.doc.include_text) then return end
+  host_included = true
+  quarto.doc.include_text("in-header",
+    '<link rel="stylesheet" href="/assets/css/widgets.css">\n<script async src="/assets/js/widgets-host.js"></script>')
 end
 
 local function params_of(div)
@@ -45,15 +67,13 @@ local function readout_table(readouts)
   return tbl
 end
 
-function Div(div)
+local function Div(div)
   if not div.classes:includes("widget") then return nil end
   local name = div.attributes.name
-  if not name then
-    io.stderr:write("widget.lua: a .widget div needs name=\"...\"\n")
-    return nil
-  end
+  if not name then fail('a .widget div needs name="..." (python3 -m widgets list names them)', ".widget") end
   local params = params_of(div)
   if is_html then
+    include_host()
     local caption = #div.content > 0 and pandoc.write(pandoc.Pandoc(div.content), "html") or ""
     return pandoc.RawBlock("html", render(name, params, "html", caption))
   end
@@ -83,3 +103,8 @@ function Div(div)
   end
   return out
 end
+
+return {
+  { Meta = function(meta) page = project.page(meta) end },
+  { Div = Div },
+}

@@ -149,6 +149,40 @@ def coerce(name: str, raw: dict | None) -> dict:
     return out
 
 
+def problems(name: str, raw: dict) -> list[str]:
+    """What is wrong with an author's initial parameters (the widget div's attributes), each as a
+    sentence naming the valid choices.  ``coerce`` forgives all of these in the browser; a book's
+    source must not rely on that (a mistyped device silently drew the default one)."""
+    if name not in NAMES:
+        return [f"unknown widget {name!r}; the widgets are {', '.join(NAMES)}"]
+    params = {p.name: p for p in get(name).PARAMS}
+    out = []
+    for key, value in raw.items():
+        p = params.get(key)
+        if key.startswith("_"):
+            continue
+        if p is None:
+            out.append(f"widget {name!r} has no parameter {key!r}; its parameters are {', '.join(params)}")
+        elif p.type == "choice" and str(value) not in [str(v) for v, _ in p.options]:
+            out.append(f"{key}={value!r} is not a choice of widget {name!r}; the choices are "
+                       + ", ".join(str(v) for v, _ in p.options))
+        elif p.type == "bool" and str(value).strip().lower() not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+            out.append(f"{key}={value!r} is not a boolean (true or false)")
+        elif p.type in ("int", "float"):
+            try:
+                number = float(value)
+            except (TypeError, ValueError):
+                out.append(f"{key}={value!r} is not a number")
+                continue
+            if not math.isfinite(number) or (p.min is not None and number < p.min) or \
+                    (p.max is not None and number > p.max):
+                out.append(f"{key}={value!r} is outside {'' if p.min is None else f'{p.min:g}'}.."
+                           f"{'' if p.max is None else f'{p.max:g}'}")
+            elif p.type == "int" and not number.is_integer():
+                out.append(f"{key}={value!r} is not a whole number")
+    return out
+
+
 def render(name: str, raw: dict | None = None) -> dict:
     """Coerce ``raw`` and render; the result also carries the coerced ``params``."""
     params = coerce(name, raw)

@@ -176,7 +176,24 @@ def _write_if_changed(path: Path, text: str) -> None:
         path.write_text(text)
 
 
-if __name__ == "__main__":  # python -m widgets.bundle SITE_DIR [PROJECT_ROOT]
-    root = Path(sys.argv[2]) if len(sys.argv) > 2 else Path.cwd()
-    for name, size in build_runtime(Path(sys.argv[1]), root).items():
+def main(argv: list[str]) -> int:
+    """``python -m widgets.bundle [SITE_DIR [PROJECT_ROOT]]``; with no arguments, as a Quarto
+    post-render script: the site is ``$QUARTO_PROJECT_OUTPUT_DIR``, the project the working
+    directory, and a render that wrote no HTML (``--to typst``) needs no runtime."""
+    import os
+    site = argv[0] if argv else os.environ.get("QUARTO_PROJECT_OUTPUT_DIR")
+    if not site:
+        print("usage: python -m widgets.bundle SITE_DIR [PROJECT_ROOT] (or as a Quarto post-render script)",
+              file=sys.stderr)
+        return 2
+    outputs = os.environ.get("QUARTO_PROJECT_OUTPUT_FILES")
+    if not argv and outputs is not None and not any(f.endswith(".html") for f in outputs.split("\n")):
+        return 0
+    root = Path(argv[1]) if len(argv) > 1 else Path.cwd()
+    for name, size in build_runtime(Path(site), root).items():
         print(f"{size:>10,}  pyodide/{name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

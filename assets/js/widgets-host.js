@@ -3,7 +3,7 @@
 // wires the controls that the static HTML already contains, and swaps in each
 // new figure.  Host API: window.BookWidgets.mount(el) / .unmount(el) / .start().
 //
-// Page contract: <meta name="site-root" content="../"> (page -> site root);
+// Page contract: the script lives in <site root>/assets/js/ (or <meta name="site-root" content="../">);
 // optional <meta name="pyodide-base" content="https://.../full/"> (CDN instead of <root>/pyodide/).
 // Generic SVG hooks: [data-set='{"p":v}'] click merges into params;
 // <svg data-keys='{"ArrowLeft":{"p":-15}}'> arrow keys on the focused figure;
@@ -15,7 +15,9 @@
   const RETURNING = "book-widgets-returning";   // set once a page's widgets have all gone live
   const hostSrc = document.currentScript ? document.currentScript.src : location.href;
   const meta = (n) => { const m = document.querySelector(`meta[name="${n}"]`); return m && m.content; };
-  const root = new URL(meta("site-root") || "./", location.href);
+  // the site root: bookbuild's <meta name="site-root">, else two folders above this script
+  // (assets/js/), which is how a page rendered by Quarto finds it
+  const root = meta("site-root") ? new URL(meta("site-root"), location.href) : new URL("../../", hostSrc);
   const base = new URL(meta("pyodide-base") || "pyodide/", root);
 
   let worker = null, phase = "idle", failure = "", timer = 0, nextId = 1;

@@ -51,6 +51,14 @@ end
 local function Header(h)
   local number = headers[h.identifier]
   if not number or number == "" then return nil end
+  if h.level == 1 and number:match("^%a$") and FORMAT:match("html") then
+    -- an appendix page's title, as Quarto's formatChapterTitle (src/project/types/book/book-chapters.ts):
+    -- "Appendix A — Glossary"
+    h.content = {pandoc.Span(pandoc.Str("Appendix " .. number), {class = "header-section-number"}),
+                 pandoc.Space(), pandoc.Str("—"), pandoc.Space(), table.unpack(h.content)}
+    h.attributes["data-number"] = number
+    return h
+  end
   h.content = {number_span(number), pandoc.Space(), table.unpack(h.content)}
   h.attributes["data-number"] = number
   return h

@@ -81,11 +81,11 @@ book:
 def tiny_book(tmp_path) -> TinyBook:
     book = TinyBook(tmp_path)
     (tmp_path / "filters").mkdir()
-    shutil.copy(ROOT / "filters" / "glossary.lua", tmp_path / "filters" / "glossary.lua")
+    for name in ("glossary.lua", "project.lua"):      # project.lua: where the project is, how to fail
+        shutil.copy(ROOT / "filters" / name, tmp_path / "filters" / name)
     book.write("_quarto.yml", CONFIG)
     book.write("index.qmd", "# Preface {.unnumbered}\n")
     book.write("chapters/a.qmd", """---
-title: "Alpha"
 prerequisites: []
 terms:
   - term: arithmetic intensity
@@ -105,7 +105,6 @@ An [arithmetic intensity]{.term}, two [rooflines]{.term}, [intensities]{.term ke
 and a [ridge point]{.term}.
 """)
     book.write("chapters/b.qmd", """---
-title: "Beta"
 prerequisites: [chapters/a.qmd]
 terms:
   - term: ridge point

@@ -1,0 +1,97 @@
+--[[ project.lua: what the book's filters need to know about the project, the same under
+real Quarto and under bookbuild, whatever directory Pandoc runs in.  Not a filter: the
+filters load it with
+
+  local project = dofile(pandoc.path.join({ pandoc.path.directory(PANDOC_SCRIPT_FILE), "project.lua" }))(PANDOC_SCRIPT_FILE)
+
+(`PANDOC_SCRIPT_FILE` is relative to Pandoc's working directory, as `dofile` is, so that
+join needs no normalising.  The filter passes its own: under Quarto a file run by `dofile`
+sees the global one, Quarto's main filter.)
+
+* `project.root`: the project folder, absolute.  Quarto gives it as `quarto.project.directory`
+  (its QUARTO_PROJECT_DIR; src/resources/pandoc/datadir/init.lua); otherwise it is the folder
+  above this file's.  Quarto runs Pandoc in the chapter's folder, so `PANDOC_SCRIPT_FILE` is
+  `../filters/x.lua` there: every path is made absolute and its `..` collapsed
+  (`pandoc.path.normalize` leaves `..` alone).
+* `project.page(meta)`: the page being written, relative to the root (`chapters/x.qmd`), and
+  `project.offset(meta)`: the way from its HTML page back to the site root (`../`).
+* `project.fail(message, file, needle)`: stops the build with `file:line: message`.  Quarto
+  replaces the global `error` of user filters with a logger (src/resources/filters/common/log.lua)
+  and carries on; its own filters stop a render with `fatal`, which raises through Lua's builtin
+  error.  `assert` is Lua's own in both, so a failed filter makes Pandoc exit non-zero and
+  `quarto render` (and bookbuild) stop.
+]]
+
+return function(script_file)
+local M = {}
+
+--- `path` made absolute (against Pandoc's working directory) with `.` and `..` collapsed.
+function M.absolute(path)
+  if not pandoc.path.is_absolute(path) then
+    path = pandoc.path.join({ pandoc.system.get_working_directory(), path })
+  end
+  local parts = {}
+  for part in path:gmatch("[^/]+") do
+    if part == ".." then
+      if #parts > 0 then table.remove(parts) end
+    elseif part ~= "." then
+      table.insert(parts, part)
+    end
+  end
+  return "/" .. table.concat(parts, "/")
+end
+
+local in_quarto = quarto ~= nil and quarto.project ~= nil
+if in_quarto and quarto.project.directory then
+  M.root = M.absolute(quarto.project.directory)
+else
+  M.root = pandoc.path.directory(pandoc.path.directory(M.absolute(script_file)))
+end
+
+--- The source file of the page being written, relative to the root: bookbuild's `book-page`
+--- (its HTML output), else Quarto's input file.
+function M.page(meta)
+  if meta and meta["book-page"] then
+    return (pandoc.utils.stringify(meta["book-page"]):gsub("%.html$", ".qmd"))
+  end
+  local input = (in_quarto and quarto.doc and quarto.doc.input_file) or PANDOC_STATE.input_files[1]
+  if not input or input == "-" then return "" end
+  local rel = pandoc.path.make_relative(M.absolute(input), M.root)
+  return (rel:gsub("%.knit%.md$", ".qmd"):gsub("%.ipynb$", ".qmd"))
+end
+
+--- From the page's HTML file back to the site root: "" or "../" or "../../".
+function M.offset(meta)
+  if meta and meta["book-root"] then return pandoc.utils.stringify(meta["book-root"]) end
+  return ("../"):rep(select(2, M.page(meta):gsub("/", "")))
+end
+
+function M.read(path)
+  local f = io.open(pandoc.path.join({ M.root, path }), "r")
+  if not f then return nil end
+  local text = f:read("a")
+  f:close()
+  return text
+end
+
+--- 1-based line of the first occurrence of `needle` (plain text) in the project file `file`.
+function M.line_of(file, needle)
+  local text = file and needle and M.read(file)
+  local at = text and text:find(needle, 1, true)
+  if not at then return nil end
+  return select(2, text:sub(1, at):gsub("\n", "")) + 1
+end
+
+--- Stop the build: "<filter>: <file>:<line>: <message>" on stderr (bookbuild reads this line),
+--- then a Lua error that neither Quarto nor Pandoc swallows.
+function M.fail(filter, message, file, needle)
+  local where = file or ""
+  local line = M.line_of(file, needle)
+  if line then where = where .. ":" .. line end
+  local text = filter .. ": " .. (where ~= "" and (where .. ": ") or "") .. message
+  io.stderr:write(text .. "\n")
+  assert(false, text)
+end
+
+return M
+end
