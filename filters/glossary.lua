@@ -31,33 +31,10 @@ local function key_of(name)
   return (name:lower():gsub("%s+", " "):gsub("^ ", ""):gsub(" $", ""))
 end
 
-local function yaml_meta(yaml)
-  return pandoc.read("---\n" .. yaml .. "\n---\n", "markdown").meta
-end
-
 local function front_matter(path)
-  local text = project.read(path)
-  if not text then fail("cannot read " .. path .. " (listed in _quarto.yml)", "_quarto.yml", path) end
-  local yaml = text:match("^%-%-%-[ \t]*\r?\n(.-)\r?\n%-%-%-[ \t]*\r?\n")
-  return yaml and yaml_meta(yaml) or {}
-end
-
---- Chapter sources in book order (chapters, then appendices), from _quarto.yml.
-local function chapter_list()
-  local text = project.read("_quarto.yml")
-  if not text then return {} end
-  local book = yaml_meta(text).book or {}
-  local out = {}
-  local function add(entries)
-    for _, e in ipairs(entries or {}) do
-      if pandoc.utils.type(e) == "table" and e.chapters then add(e.chapters)
-      elseif pandoc.utils.type(e) == "table" and e.href then table.insert(out, stringify(e.href))
-      elseif pandoc.utils.type(e) ~= "table" then table.insert(out, stringify(e)) end
-    end
-  end
-  add(book.chapters)
-  add(book.appendices)
-  return out
+  local meta = project.front_matter(path)
+  if not meta then fail("cannot read " .. path .. " (listed in _quarto.yml)", "_quarto.yml", path) end
+  return meta
 end
 
 local function as_inlines(value)
@@ -100,7 +77,7 @@ local function setup(meta)
   page = own:gsub("%.qmd$", ".html")
   root = project.offset(meta)
   local listed = false
-  for _, path in ipairs(chapter_list()) do
+  for _, path in ipairs(project.chapter_list()) do
     if pandoc.path.filename(path) == "glossary.qmd" then glossary_page = path end
     if path == own then listed = true end
     register(path == own and meta or front_matter(path), path)
@@ -145,23 +122,8 @@ local function terms_box(meta)
     { class = "callout-note terms-box", title = "Terms introduced here" })
 end
 
---- Where the box goes: after the "Learning goals" callout, else after the title.
-local function box_position(blocks)
-  local after_title = 0
-  for i, b in ipairs(blocks) do
-    if b.t == "Div" and b.classes:includes("callout-note")
-        and (b.attributes.title or ""):lower() == "learning goals" then
-      return i
-    end
-    if b.t == "Header" and b.level == 1 and after_title == 0 then after_title = i end
-  end
-  return after_title
-end
-
 function Pandoc(doc)
   setup(doc.meta)
   doc = doc:walk({ Span = Span })
-  local box = terms_box(doc.meta)
-  if box then doc.blocks:insert(box_position(doc.blocks) + 1, box) end
-  return doc
+  return project.each_chapter(doc, function(meta) return { terms_box(meta) } end)
 end

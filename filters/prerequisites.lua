@@ -20,14 +20,10 @@ end
 
 --- The label and title of a chapter file: `# Title {#sec-label}`.
 local function chapter_of(path)
-  local text = project.read(path)
-  if not text then fail("prerequisite " .. path .. " does not exist", path) end
-  for line in text:gmatch("[^\n]*") do
-    local title, label = line:match("^#%s+(.-)%s*{#(sec%-[%w%-_]+)[^}]*}%s*$")
-    if label then return label, title end
-    if line:match("^#%s") then break end
-  end
-  fail("the title of prerequisite " .. path .. " has no {#sec-...} label to refer to", path)
+  if not project.read(path) then fail("prerequisite " .. path .. " does not exist", path) end
+  local label, title = project.chapter_label(path)
+  if not label then fail("the title of prerequisite " .. path .. " has no {#sec-...} label to refer to", path) end
+  return label, title
 end
 
 local function sentence(chapters)
@@ -53,24 +49,11 @@ end
 
 function Pandoc(doc)
   this_page = project.page(doc.meta)
-  local listed = doc.meta.prerequisites
-  if not listed or #listed == 0 then return nil end
-  local chapters = {}
-  for _, path in ipairs(listed) do table.insert(chapters, { chapter_of(stringify(path)) }) end
-  local para = sentence(chapters)
-  for _, b in ipairs(doc.blocks) do
-    if b.t == "Div" and b.classes:includes("callout-note")
-        and (b.attributes.title or ""):lower() == "learning goals" then
-      b.content:insert(para)
-      return doc
-    end
-  end
-  for i, b in ipairs(doc.blocks) do
-    if b.t == "Header" and b.level == 1 then
-      doc.blocks:insert(i + 1, para)
-      return doc
-    end
-  end
-  doc.blocks:insert(1, para)
-  return doc
+  return project.each_chapter(doc, function(meta)
+    local listed = meta.prerequisites
+    if not listed or #listed == 0 then return nil end
+    local chapters = {}
+    for _, path in ipairs(listed) do table.insert(chapters, { chapter_of(stringify(path)) }) end
+    return { sentence(chapters) }
+  end, true)
 end

@@ -82,6 +82,97 @@ function M.line_of(file, needle)
   return select(2, text:sub(1, at):gsub("\n", "")) + 1
 end
 
+local function yaml_meta(yaml)
+  return pandoc.read("---\n" .. yaml .. "\n---\n", "markdown").meta
+end
+M.yaml_meta = yaml_meta
+
+--- A project file's front matter (a Meta table; empty if it has none), or nil if unreadable.
+function M.front_matter(path)
+  local text = M.read(path)
+  if not text then return nil end
+  local yaml = text:match("^%-%-%-[ \t]*\r?\n(.-)\r?\n%-%-%-[ \t]*\r?\n")
+  return yaml and yaml_meta(yaml) or {}
+end
+
+--- Chapter sources in book order (chapters, then appendices), from _quarto.yml.
+function M.chapter_list()
+  local text = M.read("_quarto.yml")
+  if not text then return {} end
+  local book = yaml_meta(text).book or {}
+  local out = {}
+  local function add(entries)
+    for _, e in ipairs(entries or {}) do
+      if pandoc.utils.type(e) == "table" and e.chapters then add(e.chapters)
+      elseif pandoc.utils.type(e) == "table" and e.href then table.insert(out, pandoc.utils.stringify(e.href))
+      elseif pandoc.utils.type(e) ~= "table" then table.insert(out, pandoc.utils.stringify(e)) end
+    end
+  end
+  add(book.chapters)
+  add(book.appendices)
+  return out
+end
+
+--- The label and title of a chapter file's first heading, `# Title {#sec-label}` (nil if none).
+function M.chapter_label(path)
+  local text = M.read(path)
+  if not text then return nil end
+  for line in text:gmatch("[^\n]*") do
+    local title, label = line:match("^#%s+(.-)%s*{#(sec%-[%w%-_]+)[^}]*}%s*$")
+    if label then return label, title end
+    if line:match("^#%s") then return nil end
+  end
+end
+
+--- For each chapter in `doc`, call `make(meta, chapter)` and put the blocks it returns after the
+--- chapter's "Learning goals" callout (at its end with `into_goals`), else after its title.  A page is one chapter (its own
+--- front matter is `doc.meta`); Quarto's PDF of a book is one document of every chapter, each
+--- starting at its `# Title {#sec-...}` heading, with the front matter left out of `doc.meta`
+--- (src/project/types/book/book-render.ts): there each chapter's is read from its file.
+function M.each_chapter(doc, make, into_goals)
+  local starts = {}                      -- {index of the level-1 heading, chapter path}
+  local by_label = {}
+  for _, path in ipairs(M.chapter_list()) do
+    local label = M.chapter_label(path)
+    if label then by_label[label] = path end
+  end
+  for i, b in ipairs(doc.blocks) do
+    if b.t == "Header" and b.level == 1 and by_label[b.identifier] then
+      table.insert(starts, { i, by_label[b.identifier] })
+    end
+  end
+  local whole = #starts <= 1
+  if whole then starts = { { starts[1] and starts[1][1] or 0, M.page(doc.meta) } } end
+  for n = #starts, 1, -1 do
+    local first, path = starts[n][1], starts[n][2]
+    local last = n < #starts and starts[n + 1][1] - 1 or #doc.blocks
+    local meta = whole and doc.meta or M.front_matter(path) or {}
+    local blocks = make(meta, path)
+    if blocks then
+      local at, goals = first, nil
+      for i = first + 1, last do
+        local b = doc.blocks[i]
+        if b.t == "Div" and b.classes:includes("callout-note")
+            and (b.attributes.title or ""):lower() == "learning goals" then
+          at, goals = i, b
+          break
+        end
+      end
+      if goals and into_goals then
+        goals.content:extend(blocks)
+        blocks = {}
+      end
+      if at == 0 and first == 0 then
+        for i, b in ipairs(doc.blocks) do
+          if b.t == "Header" and b.level == 1 then at = i break end
+        end
+      end
+      for k = #blocks, 1, -1 do doc.blocks:insert(at + 1, blocks[k]) end
+    end
+  end
+  return doc
+end
+
 --- Stop the build: "<filter>: <file>:<line>: <message>" on stderr (bookbuild reads this line),
 --- then a Lua error that neither Quarto nor Pandoc swallows.
 function M.fail(filter, message, file, needle)

@@ -223,3 +223,20 @@ def test_check_finds_unknown_terms_and_widget_choices_without_executing(tmp_path
     found = messages(book)
     assert any("h100-sxn" in m and "h100-sxm" in m and m.startswith("chapters/roofline.qmd:") for m in found)
     assert any(m.startswith(f"chapters/gpu.qmd:{line}:") and "warp divergance" in m for m in found)
+
+
+def test_quarto_pdf_of_the_whole_book_gets_each_chapters_box_and_prerequisites(book):
+    """Quarto's typst book is one document: every chapter from its `# Title {#sec-...}`, without
+    its front matter (src/project/types/book/book-render.ts); the filters read that from disk."""
+    def body(name):
+        return (book / name).read_text().split("---\n", 2)[2]
+    (book / "book-all.md").write_text("# Preface {.unnumbered}\n\n" + body("chapters/a.qmd") + "\n" + body("chapters/b.qmd"))
+    out = subprocess.run([pandoc_bin(), "-f", "markdown", "book-all.md", "-t", "native",
+                          "--lua-filter", "filters/glossary.lua", "--lua-filter", "filters/prerequisites.lua"],
+                         cwd=book, capture_output=True, text=True, check=True).stdout
+    a, b = out.index('"sec-a"'), out.index('"sec-b"')
+    box = out.index("Terms introduced here")
+    builds = out.index('Str "Builds"')
+    assert a < box < b, "chapter a's terms box is inside chapter a"
+    assert b < builds, "chapter b's prerequisites are inside chapter b"
+    assert out.count("Terms introduced here") == 1
