@@ -294,10 +294,11 @@ def head_includes(cfg: BookConfig) -> str:
         if isinstance(entry, dict) and "text" in entry:
             out.append(str(entry["text"]))
             continue
-        path = cfg.root / str(entry.get("file") if isinstance(entry, dict) else entry)
+        name = str(entry.get("file") if isinstance(entry, dict) else entry)
+        path = next((d.parent / name for d in reversed(asset_dirs(cfg)) if (d.parent / name).is_file()),
+                    cfg.root / name)         # the book's own file, else the house theme's beside bookbuild
         if not path.is_file():
-            raise BuildError(f"include-in-header file {path.relative_to(cfg.root)} does not exist",
-                             cfg.root / "_quarto.yml")
+            raise BuildError(f"include-in-header file {name} does not exist", cfg.root / "_quarto.yml")
         out.append(path.read_text(encoding="utf-8"))
     return "\n".join(out)
 
