@@ -104,6 +104,16 @@ def test_every_widget_becomes_live_without_errors_or_outside_requests(web, site_
     assert wasm == ["pyodide.asm.wasm.gz"]            # the Zopfli-packed one, un-gzipped in the worker
 
 
+def test_a_widget_goes_live_on_a_page_as_quarto_writes_it(web, site_url):
+    """No site-root meta, the host and its stylesheet from the head that filters/widget.lua asks
+    Quarto for: the host finds the runtime from its own address (assets/js/ under the root)."""
+    page = web.page
+    page.goto(site_url + "chapters/as-quarto.html")
+    page.wait_for_function("document.querySelector('.widget').dataset.state === 'live'", timeout=60000)
+    assert page.locator(".widget fieldset").first.is_enabled()
+    assert web.outside == [] and web.errors == []
+
+
 def test_slider_by_keyboard_gives_calc_numbers(web, site_url):
     page = open_live(web, site_url)
     root = page.locator('.widget[data-widget="roofline"]')
