@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 
 from ._svg import esc
 
-NAMES = ("roofline", "blockgrid", "attention-runner", "steps")
+NAMES = ("roofline", "blockgrid", "attention-runner", "steps", "memory-budget")
 TYPES = ("int", "float", "choice", "bool")
 DEFAULT_WIDTH = 640          # layout width of the static figure (CSS px)
 
