@@ -120,6 +120,12 @@ class Model:
         embeddings = self.vocab * self.hidden * (1 if self.tied_embeddings else 2)
         return self.layers * per_layer + embeddings + self.hidden
 
+    @property
+    def matmul_params(self) -> int:
+        """Weights a decode step streams through matmuls: every layer's matrices and the LM head
+        (vocab × hidden). The input embedding is a table lookup (one row per token), not read whole."""
+        return self.layers * sum(d_in * d_out for _, d_in, d_out in self.layer_matrices()) + self.vocab * self.hidden
+
 
 MODELS: dict[str, Model] = {
     # Llama 3: GQA with 8 KV heads (Llama 3 paper, Section 3.2), head size 4096/32 = 8192/64 = 128.
@@ -320,18 +326,23 @@ def total(costs: Sequence[Cost], name: str = "decode step") -> Cost:
     return Cost(name, sum(c.flops for c in costs), sum(c.bytes_ for c in costs))
 
 
+def step_weight_bytes(m: Model, weight_dtype: str = "bf16") -> float:
+    """Weight bytes one decode step reads: ``matmul_params × bytes per element``."""
+    return m.matmul_params * size_bytes(weight_dtype)
+
+
 def decode_step_bytes_split(m: Model, batch: int, context_tokens: int, weight_dtype: str = "bf16",
                             kv_dtype: str = "bf16") -> tuple[float, float]:
-    """(weight bytes, KV cache bytes) one decode step reads: the weights once, every sequence's cache."""
-    return weight_bytes(m, weight_dtype), kv_cache_bytes(m, context_tokens, batch, kv_dtype)
+    """(weight bytes, KV cache bytes) one decode step reads: the matrices once, every sequence's cache."""
+    return step_weight_bytes(m, weight_dtype), kv_cache_bytes(m, context_tokens, batch, kv_dtype)
 
 
 def kv_dominance_batch(m: Model, context_tokens: int, weight_dtype: str = "bf16",
                        kv_dtype: str = "bf16") -> float:
-    """The batch at which the KV cache a decode step reads equals its weight bytes:
-    ``weight_bytes / (context × KV bytes per token)``. Beyond it the cache is most of the traffic."""
+    """The batch at which the KV cache a decode step reads equals the weight bytes it reads:
+    ``step_weight_bytes / (context × KV bytes per token)``. Beyond it the cache is most of the traffic."""
     _count("context_tokens", context_tokens, 1)
-    return weight_bytes(m, weight_dtype) / (context_tokens * model_kv_bytes_per_token(m, kv_dtype))
+    return step_weight_bytes(m, weight_dtype) / (context_tokens * model_kv_bytes_per_token(m, kv_dtype))
 
 
 def decode_time_lower_bound(costs: Sequence[Cost], peak_flops: float, bw: float) -> float:
@@ -341,6 +352,14 @@ def decode_time_lower_bound(costs: Sequence[Cost], peak_flops: float, bw: float)
 
 
 # --------------------------------------------------------------------- paged allocation
+
+#: Kwon et al., Figure 2: the share of KV cache memory holding token states, averaged over their
+#: experiment (Section 6.2), in Orca reserving the maximum length or (an oracle) the exact length, and in vLLM.
+VLLM_TOKEN_STATE_SHARE = {"Orca (Max)": 0.204, "Orca (Oracle)": 0.382, "vLLM": 0.963}
+VLLM_TOKEN_STATE_SOURCE = VLLM_PAPER.at("Figure 2 and Section 1")
+#: vLLM's default KV block: 16 tokens (Kwon et al., Section 7.2: sizes from 16 to 128 performed best,
+#: and 16 is small enough to avoid significant internal fragmentation).
+VLLM_BLOCK_TOKENS = 16
 
 
 @dataclass(frozen=True)

@@ -105,7 +105,8 @@ def test_decode_step_weight_traffic_equals_the_weights():
     w = sum(c.bytes_ for c in weight_ops)
     # the matrices (embedding table excluded: a decode step gathers one row of it) and their activations
     matrices = L8.params - L8.vocab * L8.hidden - (2 * L8.layers + 1) * L8.hidden
-    assert matrices <= w < matrices * 1.001
+    assert matrices == L8.matmul_params
+    assert matrices <= w < matrices * 1.001 and llm.step_weight_bytes(L8, "int8") == matrices
 
 
 def test_kv_dominance_batch():
