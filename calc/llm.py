@@ -345,6 +345,16 @@ def kv_dominance_batch(m: Model, context_tokens: int, weight_dtype: str = "bf16"
     return step_weight_bytes(m, weight_dtype) / (context_tokens * model_kv_bytes_per_token(m, kv_dtype))
 
 
+def decode_intensity_limit(m: Model, context_tokens: int, kv_dtype: str = "bf16") -> float:
+    """The decode step's intensity as the batch grows without bound: the weights are shared by so
+    many sequences that only each sequence's own traffic is left, its KV cache, against its FLOPs:
+    ``(2·matmul_params + 4·layers·heads·head_dim·context) / (context × KV bytes per token)``.
+    The weights' format does not enter: their share of the bytes goes to zero."""
+    _count("context_tokens", context_tokens, 1)
+    flops = 2 * m.matmul_params + 4 * m.layers * m.heads * m.head_dim * context_tokens
+    return flops / (context_tokens * model_kv_bytes_per_token(m, kv_dtype))
+
+
 def decode_time_lower_bound(costs: Sequence[Cost], peak_flops: float, bw: float) -> float:
     """Sum over operations of ``max(flops / peak, bytes / bw)``: each kernel bound by its own roof."""
     from .roofline import time_lower_bound

@@ -163,3 +163,12 @@ def test_sources_are_in_the_bibliography():
     bib = path.read_text(encoding="utf-8")
     for src in (L8.source, L70.source, llm.LLAMA3_PAPER, llm.VLLM_PAPER):
         assert "{" + src.key + "," in bib
+
+
+def test_intensity_limit_is_approached_from_below():
+    limit = llm.decode_intensity_limit(L8, 4096)
+    steps = [llm.total(llm.decode_step(L8, b, 4096)).intensity for b in (1, 64, 4096, 1 << 16)]
+    assert steps == sorted(steps) and steps[-1] < limit
+    assert steps[-1] > 0.97 * limit
+    # the small elementwise operations keep it just below: they add bytes per sequence
+    assert limit < H100.ridge_point("bf16") / 5
