@@ -370,6 +370,11 @@ VLLM_TOKEN_STATE_SOURCE = VLLM_PAPER.at("Figure 2 and Section 1")
 #: vLLM's default KV block: 16 tokens (Kwon et al., Section 7.2: sizes from 16 to 128 performed best,
 #: and 16 is small enough to avoid significant internal fragmentation).
 VLLM_BLOCK_TOKENS = 16
+VLLM_BEST_BLOCK_TOKENS = (16, 128)
+
+#: Kwon et al.'s worked example (Section 3): OPT-13B, multi-head attention, FP16, 2,048-token requests.
+OPT_13B = {"layers": 40, "hidden": 5120, "heads": 40, "head_dim": 128, "max_tokens": 2048}
+OPT_13B_SOURCE = VLLM_PAPER.at("Section 3, 'Large KV cache'")
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,9 @@ def test_llama3_8b_kv_cache_per_token_is_128_kib():
 def test_vllm_papers_opt_13b_example():
     # Kwon et al. (SOSP '23), Section 3: OPT-13B, 2 × 5120 (hidden) × 40 layers × 2 bytes = "800 KB"
     # per token (40 heads of 128: MHA), and "as much as 1.6 GB" for a 2,048-token request.
-    per_token = llm.kv_bytes_per_token(layers=40, kv_heads=40, head_dim=128, dtype="fp16")
+    opt = llm.OPT_13B
+    assert opt["heads"] * opt["head_dim"] == opt["hidden"]
+    per_token = llm.kv_bytes_per_token(opt["layers"], opt["heads"], opt["head_dim"], "fp16")
     assert per_token == 2 * 5120 * 40 * 2 == 800 * 1024
     assert round(2048 * per_token / 1e9, 1) == 1.7 and round(2048 * per_token / GIB, 1) == 1.6
 
