@@ -49,7 +49,7 @@ def decode_roofline(peak: float, bw: float, label: str, series, i_range=(0.1, 1e
         for c, x, y in zip(costs, xs, ys):
             if c.name in short:
                 ax.annotate(short[c.name], (x, y), textcoords="offset points",
-                            xytext=(6, -11) if k == 0 else (-6, 6), fontsize=7,
+                            xytext=(6, -11) if k == 0 else (-6, 6), fontsize=8,
                             ha="left" if k == 0 else "right", color=f"C{k + 1}")
     ax.set_xlabel("Arithmetic intensity (FLOP per byte of HBM traffic, log)")
     ax.set_ylabel("Attainable throughput (FLOP/s, log)")

@@ -139,7 +139,8 @@ def _roofline(n: dict, W: float, top: float, fits: bool, fs: int) -> tuple[list[
                         "wg-small", "middle"))
     for t in decade_ticks(y_lo, y_hi):
         out.append(line(ml, Y(t), ml + pw, Y(t), "wg-grid"))
-        if round(math.log10(t)) % y_step == 0:
+        # the bottom decade's label would sit on the first x label, in the corner
+        if round(math.log10(t)) % y_step == 0 and t > y_lo * 1.5:
             out.append(text(ml - 5, Y(t) + 4, fmt.si(t, "", 1).strip(), "wg-small", "end"))
     out.append(f'<rect x="{num(ml)}" y="{num(mt)}" width="{num(pw)}" height="{num(ph)}" class="wg-axis"/>')
     out.append(text(ml + pw / 2, mt + ph + 32, "FLOP per byte moved" if narrow else
