@@ -68,6 +68,21 @@ def _short(dev) -> str:
     return dev.label.replace("NVIDIA ", "")
 
 
+def print_frames(params: dict) -> list[tuple[str, dict]]:
+    """Print shows the chosen state beside its opposite: past the edge of memory when it fits (the
+    next power-of-two batch beyond the largest that fits), back inside it when it does not."""
+    n = numbers(params)
+    best = n["max_batch"]
+    if n["budget"].fits:
+        over = 2 ** math.ceil(math.log2(best + 1))
+        if over <= 1024:
+            return [("As set", {}), (f"Batch {over}: does not fit", {"batch": over})]
+        return [("As set", {}), ("Longest context: does not fit", {"context": 131072, "batch": 1024})]
+    if best > 0:
+        return [("As set: does not fit", {}), (f"Batch {best}: the largest that fits", {"batch": best})]
+    return [("As set: does not fit", {}), ("INT4 weights, one sequence", {"weights": "int4", "batch": 1})]
+
+
 # ----------------------------------------------------------------------------- drawing
 
 def _bar(n: dict, W: float, top: float, fs: int) -> tuple[list[str], float]:

@@ -1,7 +1,9 @@
 """The memory-budget widget: its numbers are calc.llm's, and the failure state is drawn."""
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import widgets
+from widgets import memory_budget
 from calc import fmt, llm, specs
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -59,3 +61,25 @@ def test_batching_raises_the_step_intensity():
     i = lambda b: float(_readouts(widgets.render("memory-budget", {"batch": b, "context": 1024}))
                         ["Decode step intensity"].split()[0].replace(",", ""))
     assert i(1) < i(8) < i(64)
+
+
+def test_print_shows_the_state_beside_its_opposite():
+    fits = lambda p: widgets.render("memory-budget", p)["svg"].count("Fits:") == 1
+    for params in ({}, {"model": "llama3-70b"}, {"model": "llama3-70b", "weights": "fp8", "batch": 64},
+                   {"attention": "mqa", "batch": 1024, "context": 128}):
+        p = widgets.coerce("memory-budget", params)
+        (l1, o1), (l2, o2) = memory_budget.print_frames(p)
+        assert o1 == {} and fits({**params, **o1}) != fits({**params, **o2}), (params, l2)
+
+
+def test_print_frames_reach_the_pdf(tmp_path):
+    import json
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-m", "widgets", "render", "memory-budget", "--format", "json"],
+                         capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[2]).stdout
+    result = json.loads(out)
+    assert result["frame_labels"][0] == "As set" and "does not fit" in result["frame_labels"][1]
+    assert len(result["frames"]) == 2 and all(f.startswith("<?xml") for f in result["frames"])
+    assert dict(result["readouts"])["Free"] == "49.0 GiB"          # the readouts of the state as set
