@@ -22,6 +22,7 @@ Submodules (import the one you need, e.g. ``from calc import roofline``):
 - ``cuda``       CUDA indexing, coalescing, bank conflicts, launch limits
 - ``occupancy``  occupancy by the CUDA Occupancy Calculator's rules
 - ``runner``     a tiny kernel runner for runnable pseudocode
+- ``llm``        serving a language model: KV cache, memory budget, one decode step
 """
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "hierarchy",
     "intensity",
     "kernels",
+    "llm",
     "occupancy",
     "roofline",
     "runner",

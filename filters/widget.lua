@@ -86,7 +86,8 @@ local function Div(div)
     for i, svg in ipairs(result.frames) do
       local file = string.format("widget-%s-%d-step%d.svg", name, count, result.frame_steps[i])
       pandoc.mediabag.insert(file, "image/svg+xml", svg)
-      local alt = { pandoc.Str(string.format("Step %d", result.frame_steps[i])) }
+      local labels = result.frame_labels ~= pandoc.json.null and result.frame_labels or nil
+      local alt = { pandoc.Str(labels and labels[i] or string.format("Step %d", result.frame_steps[i])) }
       table.insert(images, pandoc.Image(alt, file, "", { ["width"] = string.format("%d%%", 96 // #result.frames) }))
       if i < #result.frames then table.insert(images, pandoc.Space()) end
     end

@@ -11,6 +11,8 @@ Optional, for widgets whose controls depend on each other:
 * ``ranges(params) -> {name: (lo, hi)}``: a range that follows other params (the
   number of steps of an animation); the static HTML and the live slider use it.
 * ``key_frames(params) -> [step, ...]``: an animation; print shows these steps side by side.
+* ``print_frames(params) -> [(label, {param: value}), ...]``: not an animation, but print shows
+  these states (the given parameters with each override) side by side.
 * ``Param(show_if=(other, values))`` hides a control unless ``other`` has one of
   ``values``; ``Param(play=True)`` gives a slider a play/pause button.
 
@@ -28,7 +30,7 @@ from dataclasses import dataclass, replace
 
 from ._svg import esc
 
-NAMES = ("roofline", "blockgrid", "attention-runner", "steps")
+NAMES = ("roofline", "blockgrid", "attention-runner", "steps", "memory-budget")
 TYPES = ("int", "float", "choice", "bool")
 DEFAULT_WIDTH = 640          # layout width of the static figure (CSS px)
 

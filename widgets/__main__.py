@@ -41,6 +41,11 @@ def main(argv=None) -> int:
             result["frames"] = [standalone_svg(args.name, {**params, "step": s, "_width": 300}) for s in steps]
             result["frame_steps"] = steps
             result["readouts"] = render(args.name, {**params, "step": steps[-1]})["readouts"]
+        elif hasattr(module, "print_frames"):  # a few telling states side by side; readouts of the first
+            frames = module.print_frames(result["params"])
+            result["frames"] = [standalone_svg(args.name, {**params, **over, "_width": 300}) for _, over in frames]
+            result["frame_steps"] = list(range(1, len(frames) + 1))
+            result["frame_labels"] = [label for label, _ in frames]
         out = json.dumps(result)
     sys.stdout.write(out + "\n")
     return 0

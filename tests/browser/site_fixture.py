@@ -38,7 +38,7 @@ def make_site(site: Path, pages: dict[str, list[tuple[str, dict]]] | None = None
     """Write pages (path -> [(widget, params)]), the assets and the Python runtime into ``site``."""
     pages = pages or {
         "chapters/widgets.html": [("roofline", {}), ("blockgrid", {}), ("attention-runner", {}),
-                                  ("steps", {})],
+                                  ("steps", {}), ("memory-budget", {})],
         "chapters/next.html": [("roofline", {"device": "a100-sxm-80gb"})],
     }
     for rel in ("assets/js/widgets-host.js", "assets/js/widgets-worker.js", "assets/css/widgets.css"):

@@ -48,7 +48,7 @@ def test_controls_work_on_the_builds_figure_and_python_draws_the_same(web, site_
     web.context.add_init_script(COUNT_FIGURE_CHANGES)
     page = open_live(web, site_url)
     stats = page.evaluate("BookWidgets.stats")
-    for name in ("roofline", "blockgrid", "attention-runner", "steps"):
+    for name in ("roofline", "blockgrid", "attention-runner", "steps", "memory-budget"):
         assert stats["liveAt"][name] < stats["drawnAt"][name]
     changes = page.evaluate("window.__figureChanges")
     # The runner shows floating-point residuals (Σ P − 1, O − O_ref): exp() in the browser's libm may
@@ -58,7 +58,7 @@ def test_controls_work_on_the_builds_figure_and_python_draws_the_same(web, site_
     for change in runner:
         old, arrow, new = change.partition(" -> ")
         assert arrow and number.sub("#", old) == number.sub("#", new), change
-    assert changes == {"roofline": [], "blockgrid": [], "steps": []}
+    assert changes == {"roofline": [], "blockgrid": [], "steps": [], "memory-budget": []}
     assert web.errors == []
 
 
