@@ -174,8 +174,9 @@ def test_declared_css_and_head_include_reach_every_page_relative_to_it(warm_book
     (warm_book / "assets/js").mkdir(parents=True, exist_ok=True)
     (warm_book / "assets/js/extra.js").write_text("// extra\n")
     cfg = warm_book / "_quarto.yml"
-    cfg.write_text(cfg.read_text().replace("  html:\n", "  html:\n    css: [assets/css/extra.css]\n"
-                                                     "    include-in-header: assets/head.html\n"))
+    text = cfg.read_text()
+    assert "    css: [assets/css/palette.css" in text and "    include-in-header: assets/head.html" in text
+    cfg.write_text(text.replace("    css: [assets/css/palette.css", "    css: [assets/css/extra.css, assets/css/palette.css"))
     build(warm_book, ("html",), search=False)
     chapter = (warm_book / "_book/chapters/one.html").read_text()
     index = (warm_book / "_book/index.html").read_text()
