@@ -61,3 +61,41 @@ def test_no_page_prints_a_plural_unit_after_one(built_book):
             continue
         text = re.sub(r"<[^>]+>", "", page.read_text())
         assert not bad.search(text), f"{page.relative_to(built_book)}: {bad.search(text).group(0)!r}"
+
+
+PREDICT_ITEM = re.compile(r"- `\{python\} (\w+)\[(\d+)\]`$")
+
+
+def predict_blocks(path: Path):
+    """(line, [list items]) of every Predict callout in a source file."""
+    lines = path.read_text().splitlines()
+    i = 0
+    while i < len(lines):
+        if lines[i].startswith(":::") and ".predict" in lines[i]:
+            start, items = i + 1, []
+            i += 1
+            while not lines[i].startswith(":::"):
+                if lines[i].startswith("- "):
+                    items.append(lines[i])
+                i += 1
+            yield start, items
+        i += 1
+
+
+def test_every_predict_prints_choices_checked_distinct():
+    sources = sorted(ROOT.glob("chapters/*.qmd")) + [ROOT / "index.qmd"] + sorted(ROOT.glob("appendices/*.qmd"))
+    found = 0
+    for path in sources:
+        text = path.read_text()
+        for line, items in predict_blocks(path):
+            found += 1
+            where = f"{path.relative_to(ROOT)}:{line}"
+            assert len(items) >= 2, f"{where}: a Predict needs choices"
+            matches = [PREDICT_ITEM.match(item) for item in items]
+            assert all(matches), f"{where}: print each choice inline from a calc.check.distinct list: {items}"
+            names = {m.group(1) for m in matches}
+            assert len(names) == 1, f"{where}: the choices come from one list"
+            name = names.pop()
+            assert re.search(rf"^{name} = distinct\(", text, re.M), f"{where}: {name} is not made by distinct()"
+            assert [int(m.group(2)) for m in matches] == list(range(len(items))), f"{where}: every choice once, in order"
+    assert found >= 20
