@@ -21,7 +21,19 @@ from typing import Optional, Sequence
 
 from .dtypes import size_bytes
 from .intensity import SOFTMAX_FLOPS_PER_ELEM, Cost, _dims
+from .sources import Source, Spec
 from .tiling import tiled_global_loads
+
+#: Dao et al. 2022, Figure 2 (left): GPT-2 medium's attention (N = 1024, d = 64, 16 heads,
+#: batch 64), forward and backward, profiled on an A100. Measured figures, as printed.
+DAO_FIG2 = Source("FlashAttention: Fast and Memory-Efficient Exact Attention with IO-Awareness "
+                  "(Dao et al.)", "NeurIPS", 2022, "dao2022flashattention", where="Figure 2 (left)")
+PAPER_FIG2 = {
+    "standard": {"gflops": Spec(66.6, "GFLOP", DAO_FIG2), "hbm_gb": Spec(40.3, "GB", DAO_FIG2),
+                 "runtime_ms": Spec(41.7, "ms", DAO_FIG2)},
+    "flash": {"gflops": Spec(75.2, "GFLOP", DAO_FIG2), "hbm_gb": Spec(4.4, "GB", DAO_FIG2),
+              "runtime_ms": Spec(7.3, "ms", DAO_FIG2)},
+}
 
 #: FLOPs per score element of the softmax backward: dS = P ∘ (dP − rowsum(dP ∘ P))
 SOFTMAX_BWD_FLOPS_PER_ELEM = 4

@@ -191,7 +191,8 @@ def validate_launch(grid: DimLike, block: DimLike, device, shared_bytes: int = 0
     dimension ≥ 1; blockDim.x, .y ≤ 1024, blockDim.z ≤ 64; threads per block
     ≤ 1024; gridDim.x ≤ 2³¹−1, gridDim.y, .z ≤ 65535; shared memory per block
     ≤ the opt-in maximum (above 48 KB needs cudaFuncSetAttribute); registers
-    per thread ≤ 255 and per block ≤ 65536 (allocated per warp in units of 256).
+    per thread ≤ 255 and per block ≤ 65536 as ``check_block_registers`` counts them
+    (per warp in units of 256, warps rounded up to the SM's sub-partitions).
     ``device`` is a ``specs.Device`` or its name.
     """
     from . import specs
@@ -222,20 +223,48 @@ def validate_launch(grid: DimLike, block: DimLike, device, shared_bytes: int = 0
             f"{lim.smem_per_block_optin_bytes:,} bytes on {dev.name} (compute capability {lim.cc})"
         )
     if regs_per_thread is not None:
-        if regs_per_thread < 0:
-            raise ValueError(f"registers per thread cannot be negative, got {regs_per_thread}")
-        if regs_per_thread > lim.max_regs_per_thread:
-            raise ValueError(
-                f"{regs_per_thread} registers per thread exceeds the limit of {lim.max_regs_per_thread}"
-            )
-        per_warp = math.ceil(regs_per_thread * WARP_SIZE / lim.reg_alloc_unit) * lim.reg_alloc_unit
-        per_block = per_warp * warps_per_block(b.count)
-        if per_block > lim.max_regs_per_block:
-            raise ValueError(
-                f"{per_block:,} registers per block ({regs_per_thread} per thread × "
-                f"{b.count} threads, allocated per warp) exceeds the limit of "
-                f"{lim.max_regs_per_block:,} registers per block"
-            )
+        check_block_registers(b.count, regs_per_thread, lim)
+
+
+def regs_per_warp(regs_per_thread: int, lim) -> int:
+    """Registers allocated to one warp: ``roundup(regs_per_thread · 32, reg_alloc_unit)``."""
+    unit = lim.reg_alloc_unit
+    return math.ceil(regs_per_thread * lim.warp_size / unit) * unit
+
+
+def regs_assumed_per_block(threads: int, regs_per_thread: int, lim) -> int:
+    """Registers a block is charged, as ``cuda_occupancy.h``'s ``regsAssumedPerCTA``:
+    registers per warp × warps rounded up to a multiple of the SM's sub-partitions
+    (registers are allocated separately in each sub-partition)."""
+    warps = warps_per_block(threads)
+    return regs_per_warp(regs_per_thread, lim) * math.ceil(warps / lim.sub_partitions) * lim.sub_partitions
+
+
+def check_block_registers(threads: int, regs_per_thread: int, lim) -> None:
+    """Raise ValueError unless a block of ``threads`` at ``regs_per_thread`` fits the register limits.
+
+    The one rule for both ``validate_launch`` and ``calc.occupancy``: at most
+    ``max_regs_per_thread`` per thread, and the registers the block is charged
+    (``regs_assumed_per_block``) at most ``max_regs_per_block``. 800 threads at
+    80 registers: 25 warps rounded to 28, × 2,560 = 71,680 > 65,536, rejected.
+    """
+    if isinstance(regs_per_thread, bool) or not isinstance(regs_per_thread, int):
+        raise ValueError(f"registers per thread must be an integer, got {regs_per_thread!r}")
+    if regs_per_thread < 0:
+        raise ValueError(f"registers per thread cannot be negative, got {regs_per_thread}")
+    if regs_per_thread > lim.max_regs_per_thread:
+        raise ValueError(
+            f"{regs_per_thread} registers per thread exceeds the limit of {lim.max_regs_per_thread}"
+        )
+    assumed = regs_assumed_per_block(threads, regs_per_thread, lim)
+    if assumed > lim.max_regs_per_block:
+        warps = warps_per_block(threads)
+        raise ValueError(
+            f"{assumed:,} registers per block ({regs_per_thread} per thread × {threads} threads: "
+            f"{regs_per_warp(regs_per_thread, lim):,} per warp × {warps} warps rounded up to a multiple of "
+            f"{lim.sub_partitions} sub-partitions) exceeds the limit of {lim.max_regs_per_block:,} "
+            "registers per block"
+        )
 
 
 # ------------------------------------------------------------ Tensor Core alignment

@@ -142,3 +142,19 @@ def times(x: float, sig: int = 2) -> str:
     """A ratio: ``times(3.21) == '3.2×'``."""
     _finite(x)
     return f"{num(float(x), sig)}×"
+
+
+def unit_word(value_text: str, singular: str, plural: str = "") -> str:
+    """The unit in agreement with the printed number: singular only for exactly "1"."""
+    return singular if value_text.strip() in ("1", "−1", "-1") else (plural or singular + "s")
+
+
+def count(x: float, singular: str, plural: str = "", sig: int = 3, text: str = "") -> str:
+    """A number and its unit in agreement: ``count(1, "FLOP") == "1 FLOP"``,
+    ``count(2, "FLOP") == "2 FLOPs"``, ``count(4096, "byte") == "4,096 bytes"``.
+
+    The number prints as ``num(x, sig)`` unless ``text`` gives its printed form;
+    the unit is singular only when that text is exactly "1" ("1.00 FLOPs").
+    """
+    shown = text or num(x, sig)
+    return f"{shown} {unit_word(shown, singular, plural)}"

@@ -1,10 +1,14 @@
 """A GPU memory hierarchy table: capacity, bandwidth, latency, energy per access.
 
 The reference machine is the A100 SXM4 40GB. Capacities and HBM bandwidth come
-from ``specs``; on-chip bandwidths are *computed* from bytes per clock × SMs ×
-clock; latencies are microbenchmark figures (they vary with GPU, clock and
-access pattern, so they are marked approximate); energies come from
-``energy`` (Horowitz 2014, 45 nm) and are an order-of-magnitude guide.
+from ``specs``; on-chip bandwidths are *computed* from bytes per clock (the CUDA guide's
+shared-memory banks; the whitepaper's L2 read bandwidth) × SMs × clock, the
+clock being the book's choice (the boost clock); latencies are Abdelkhalik et
+al.'s microbenchmark figures in cycles (Table IV), converted to seconds at that
+clock by the book; energies come from ``energy`` (Horowitz 2014, 45 nm, 64-bit
+accesses; the per-byte share is the book's) and are an order-of-magnitude guide.
+HBM has no energy figure here: the one the book used (O'Connor et al., 3.9
+pJ/bit) could not be checked against the paper and was dropped.
 """
 
 from __future__ import annotations
@@ -18,8 +22,8 @@ from .sources import Source, Spec
 MICROBENCH = Source(
     "Demystifying the Nvidia Ampere Architecture through Microbenchmarking and "
     "Instruction-level Analysis (Abdelkhalik et al.)", "IEEE HPEC", 2022,
-    "abdelkhalik2022ampere", where="memory access latency results",
-    note="approximate; verify against the paper's table",
+    "abdelkhalik2022ampere", where="Table IV (memory access latency, clock cycles)",
+    note="pointer-chasing loads; the paper reports cycles and no clock frequency",
 )
 PCIE = Source("PCI Express Base Specification, Revision 4.0", "PCI-SIG", 2017, "pcisig2017pcie4",
               where="16 GT/s per lane, 128b/130b encoding")
@@ -30,6 +34,12 @@ A100_BOOST_CLOCK_HZ = Spec(1.41e9, "Hz", A100_WP.at("Table 4"), "boost clock 141
 #: shared memory / L1: 32 banks × 4 bytes per clock per SM
 SMEM_BYTES_PER_CLOCK_PER_SM = Spec(128, "B/clock/SM", specs.CUDA_GUIDE.at(
     "Shared memory: 32 banks, successive 32-bit words in successive banks"))
+#: L2 read bandwidth of the whole A100, bytes per clock, as the whitepaper prints it
+L2_READ_BYTES_PER_CLOCK = Spec(5120, "B/clock", A100_WP.at("section 'L2 Cache' (p. 35)"),
+                               "'The A100 L2 read bandwidth is 5120 Bytes/clk'; the whitepaper "
+                               "names no clock for it, so B/s at the boost clock is the book's conversion")
+#: memory access latencies in clock cycles, as Abdelkhalik et al.'s Table IV prints them
+LATENCY_CYCLES = {"shared memory load": 23, "L2 hit": 200, "global memory (HBM)": 290}
 
 
 @dataclass(frozen=True)
@@ -56,13 +66,20 @@ def smem_bw_bytes_per_s(device_name: str = "a100-sxm-40gb", clock_hz: float = 1.
     return SMEM_BYTES_PER_CLOCK_PER_SM.value * specs.device(device_name).sm_count * clock_hz
 
 
-def _cycles(n: float, note: str = "") -> Spec:
+def l2_bw_bytes_per_s(clock_hz: float = 1.41e9) -> float:
+    """L2 read bandwidth: the whitepaper's ``5120 B/clock × clock`` (A100 at 1.41 GHz: 7.22 TB/s)."""
+    return L2_READ_BYTES_PER_CLOCK.value * clock_hz
+
+
+def _cycles(what: str) -> Spec:
+    n = LATENCY_CYCLES[what]
     return Spec(n / A100_BOOST_CLOCK_HZ.value, "s", MICROBENCH,
-                f"about {n:g} cycles at 1.41 GHz" + (f"; {note}" if note else ""))
+                f"{n} cycles ({what}) in the paper; seconds at the 1.41 GHz boost clock are the book's conversion")
 
 
 def _per_byte(spec: Spec, bits: int = 64) -> Spec:
-    return Spec(spec.value / (bits / 8), "J/B", spec.source, spec.note + " (per-byte share of a 64-bit access)")
+    return Spec(spec.value / (bits / 8), "J/B", spec.source,
+                spec.note + " (Horowitz prints the 64-bit access; the per-byte share is the book's scaling)")
 
 
 def a100_table() -> list[Level]:
@@ -75,24 +92,25 @@ def a100_table() -> list[Level]:
         Level("registers", "per thread",
               Spec(a100.value("register_file_per_sm_bytes") * sms, "B", A100_WP.at("Table 4"),
                    "256 KB per SM × 108 SMs"),
-              None, Spec(0.0, "s", MICROBENCH, "operands are read within the instruction's pipeline"),
+              None, Spec(0.0, "s", derived, "operands are read within the instruction's pipeline"),
               None),
         Level("shared memory / L1", "per block (shared) / per SM (L1)",
               Spec(a100.value("smem_per_sm_bytes") * sms, "B", A100_WP.at("Table 4"),
                    "up to 164 KB shared per SM × 108 SMs"),
               Spec(smem_bw_bytes_per_s(), "B/s", derived, "128 B/clock/SM × 108 SMs × 1.41 GHz"),
-              _cycles(23, "shared-memory load"),
+              _cycles("shared memory load"),
               _per_byte(e["sram_32kb"])),
         Level("L2 cache", "whole GPU",
               Spec(a100.value("l2_bytes"), "B", A100_WP.at("Table 4")),
-              None,
-              _cycles(200),
+              Spec(l2_bw_bytes_per_s(), "B/s", derived,
+                   "5120 B/clock [A100 whitepaper, p. 35] × 1.41 GHz (the book's choice of clock)"),
+              _cycles("L2 hit"),
               _per_byte(e["sram_1mb"])),
         Level("HBM2", "whole GPU",
               Spec(a100.mem_capacity_bytes, "B", a100.spec("mem_capacity").source, "labelled 40 GB: 40 GiB (JEDEC)"),
               a100.spec("mem_bw"),
-              _cycles(290),
-              Spec(energy.HBM2_J_PER_BIT.value * 8, "J/B", energy.OCONNOR, "3.9 pJ/bit × 8")),
+              _cycles("global memory (HBM)"),
+              None),
         Level("host DRAM over PCIe Gen4 x16", "host",
               None,
               Spec(pcie_bw_bytes_per_s(16), "B/s", PCIE, "per direction, computed from the link rate"),

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Optional, Union
 
 from . import specs
-from .cuda import warps_per_block
+from .cuda import check_block_registers, regs_per_warp, warps_per_block
 
 _INF = 10**9
 
@@ -67,12 +67,6 @@ def smem_charged(smem_per_block: int, lim: "specs.CCLimits") -> int:
     return math.ceil(total / unit) * unit
 
 
-def regs_per_warp(regs_per_thread: int, lim: "specs.CCLimits") -> int:
-    """Registers allocated to one warp: roundup(regs_per_thread · 32, 256)."""
-    unit = lim.reg_alloc_unit
-    return math.ceil(regs_per_thread * lim.warp_size / unit) * unit
-
-
 def occupancy(target, threads_per_block: int, regs_per_thread: int = 32, smem_per_block: int = 0,
               smem_carveout_kib: Optional[int] = None) -> Occupancy:
     """Active blocks and warps per SM and the limiting factor.
@@ -90,10 +84,7 @@ def occupancy(target, threads_per_block: int, regs_per_thread: int = 32, smem_pe
         raise ValueError(
             f"{threads_per_block} threads per block exceeds the limit of {lim.max_threads_per_block}"
         )
-    if not 0 <= regs_per_thread <= lim.max_regs_per_thread:
-        raise ValueError(
-            f"registers per thread must be in 0..{lim.max_regs_per_thread}, got {regs_per_thread}"
-        )
+    check_block_registers(threads_per_block, regs_per_thread, lim)
     if smem_per_block < 0:
         raise ValueError(f"shared memory per block cannot be negative, got {smem_per_block}")
     warps = warps_per_block(threads_per_block)
@@ -103,12 +94,6 @@ def occupancy(target, threads_per_block: int, regs_per_thread: int = 32, smem_pe
     if rpw == 0:
         by_regs = _INF
     else:
-        assumed = rpw * math.ceil(warps / lim.sub_partitions) * lim.sub_partitions
-        if assumed > lim.max_regs_per_block or rpw * warps > lim.max_regs_per_block:
-            raise ValueError(
-                f"a block of {threads_per_block} threads at {regs_per_thread} registers per thread "
-                f"needs more than the {lim.max_regs_per_block:,} registers a block may use"
-            )
         warps_per_sub = (lim.regs_per_sm // lim.sub_partitions) // rpw
         by_regs = (warps_per_sub * lim.sub_partitions) // warps
 

@@ -369,10 +369,12 @@ def _build() -> dict[str, Device]:
     # H100: whitepaper V1.04 carries final clocks; Table 1 (p. 20) and Table 3 (pp. 39-40).
     h_t1 = H100_WP.at("Table 1, 'NVIDIA H100 Tensor Core GPU Performance Specs' (p. 20)")
     h_t3 = H100_WP.at("Table 3, 'Comparison of NVIDIA A100 and H100 Data Center GPUs' (pp. 39-40)")
+    # (dense, 2:4 sparse) Tensor Core TFLOPS (TOPS for INT8) of the H100 SXM5, Table 1
+    h100_sxm_tensor = {"tf32": (494.7, 989.4), "fp16": (989.4, 1978.9), "bf16": (989.4, 1978.9),
+                       "fp8": (1978.9, 3957.8), "int8": (1978.9, 3957.8)}
     for name, label, col, fp64, fp32, tensor, sms, bw, mem_type, tdp in (
         ("h100-sxm", "NVIDIA H100 SXM5 80GB", "H100 SXM5", 33.5, 66.9,
-         {"tf32": (494.7, 989.4), "fp16": (989.4, 1978.9), "bf16": (989.4, 1978.9),
-          "fp8": (1978.9, 3957.8), "int8": (1978.9, 3957.8)}, 132, 3352, "HBM3", 700),
+         h100_sxm_tensor, 132, 3352, "HBM3", 700),
         ("h100-pcie", "NVIDIA H100 PCIe 80GB", "H100 PCIe", 25.6, 51.2,
          {"tf32": (378, 756), "fp16": (756, 1513), "bf16": (756, 1513),
           "fp8": (1513, 3026), "int8": (1513, 3026)}, 114, 2000, "HBM2e", 350),
@@ -403,6 +405,15 @@ def _build() -> dict[str, Device]:
     peaks.update(_tensor_peaks(h200, {"tf32": (None, 989), "fp16": (None, 1979),
                                       "bf16": (None, 1979), "fp8": (None, 3958),
                                       "int8": (None, 3958)}, sparse_note))
+    # The dense peaks are not half the datasheet's sparse figures: those are rounded (1,979),
+    # and half of 1,979 is 989.5, which printed as 990 beside the H100's 989. The H200 is the
+    # H100 SXM5's GH100 at the same clocks (its datasheet prints the same FP64, FP32 and sparse
+    # figures), so its dense peaks are the H100 SXM5's, from the H100 whitepaper's Table 1.
+    h200_dense_src = h_t1.at(h_t1.where + ", H100 SXM5 column")
+    h200_dense_note = ("the H200 datasheet prints only sparse Tensor Core figures; the H200 is the "
+                       "H100 SXM5's GH100 at the same clocks, so this is the H100 SXM5's dense peak")
+    peaks.update(_tensor_peaks(h200_dense_src, {k: (dense, None) for k, (dense, _) in h100_sxm_tensor.items()},
+                               h200_dense_note))
     d["h200-sxm"] = Device("h200-sxm", "NVIDIA H200 SXM 141GB", "gpu", {
         "mem_bw": Spec(4.8e12, "B/s", h200),
         "mem_capacity": Spec(141, "GB", h200),

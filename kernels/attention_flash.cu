@@ -11,8 +11,9 @@
 //      factor alpha = exp(m_old - m_new)
 //   3. rescales and accumulates  O_i = alpha * O_i + P_ij V_j
 // and only after the last block divides O_i by l and writes it out.
-// S and P exist one BR x BC block at a time, on chip; HBM sees Q, K, V,
-// O and one float per row.
+// S and P exist one BR x BC block at a time, on chip; HBM sees Q and O
+// once, K and V once per query block (see the loop order below), and one
+// float per row (the log-sum-exp, when lse is given).
 //
 // Loop order: the paper's Algorithm 1 puts the key blocks in the outer
 // loop and the query blocks in the inner one, so O_i, l_i and m_i go

@@ -16,7 +16,8 @@
 #include <cuda_fp16.h>
 #include <math.h>
 
-constexpr int TILE = 32;    // 32 x 32 = 1024 threads; two 4 KiB tiles
+constexpr int TILE = 32;    // 32 x 32 = 1024 threads; tiles a (32 x 32 floats, 4 KiB)
+                            // and b (32 x 33, 4,224 B): 8,320 B of shared memory
 
 // C[M x Nc] = alpha * A[M x Kd] * B', all row-major, where
 //   B' = B^T with B stored Nc x Kd   if B_TRANSPOSED,

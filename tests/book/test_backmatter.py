@@ -83,8 +83,13 @@ def test_device_tables_keep_dense_and_sparse_apart():
 
 
 def test_computed_dense_peaks_are_marked():
+    md = backmatter.device_markdown(specs.device("l4"))   # its datasheet prints only sparse peaks
+    assert "| FP16 | 121 TFLOP/s † |" in md and "Not printed in the source" in md
+
+
+def test_h200_dense_peaks_are_the_h100_sxm5s():
     md = backmatter.device_markdown(specs.device("h200-sxm"))
-    assert "494.5 TFLOP/s †" in md and "Not printed in the source" in md
+    assert "| BF16 | 989.4 TFLOP/s | 1,979 TFLOP/s |" in md and "†" not in md.split("| BF16 |")[1].split("\n")[0]
 
 
 def tables(md: str) -> list[list[dict]]:

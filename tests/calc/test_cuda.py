@@ -127,3 +127,20 @@ def test_pad_to_multiple():
     assert cuda.pad_to_multiple(0, 8) == 0
     with pytest.raises(ValueError):
         cuda.pad_to_multiple(5, 0)
+
+
+def test_validate_launch_and_occupancy_share_the_register_rule():
+    # 800 threads = 25 warps of 2,560 registers = 64,000, under 65,536; but the block is
+    # charged 28 warps (rounded to the 4 sub-partitions, cuda_occupancy.h's regsAssumedPerCTA),
+    # 71,680 registers: both refuse it, with the same message
+    from calc import occupancy, specs
+    with pytest.raises(ValueError, match="71,680 registers per block") as launch:
+        cuda.validate_launch(1, 800, "a100-sxm-80gb", regs_per_thread=80)
+    with pytest.raises(ValueError) as occ:
+        occupancy.occupancy("8.0", 800, 80)
+    assert str(launch.value) == str(occ.value)
+    # at 72 registers (2,304 per warp × 28 = 64,512) it fits in both
+    cuda.validate_launch(1, 800, "a100-sxm-80gb", regs_per_thread=72)
+    assert occupancy.occupancy("8.0", 800, 72).active_blocks == 1
+    lim = specs.compute_capability("8.0")
+    assert cuda.regs_assumed_per_block(800, 80, lim) == 71_680

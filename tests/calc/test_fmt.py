@@ -75,3 +75,12 @@ def test_a_nonzero_value_never_prints_as_zero(x):
 def test_num_is_within_rounding_of_the_value(x):
     shown = float(fmt.num(x).replace(",", ""))
     assert math.isclose(shown, x, rel_tol=5e-3)
+
+
+def test_count_agrees_in_number():
+    assert fmt.count(1, "FLOP") == "1 FLOP"
+    assert fmt.count(2, "FLOP") == "2 FLOPs"
+    assert fmt.count(1.0, "FLOP") == "1.00 FLOPs"
+    assert fmt.count(1.0, "FLOP", text="1") == "1 FLOP"
+    assert fmt.count(4096, "byte") == "4,096 bytes"
+    assert fmt.count(1, "query", "queries") == "1 query" and fmt.count(3, "query", "queries") == "3 queries"

@@ -48,3 +48,27 @@ def test_hbm_is_dozens_of_times_slower_than_shared_memory():
     smem = hierarchy.smem_bw_bytes_per_s()
     hbm = [lv for lv in hierarchy.a100_table() if lv.name == "HBM2"][0].bw_bytes_per_s.value
     assert 10 < smem / hbm < 15
+
+
+def test_l2_bandwidth_is_the_whitepapers_bytes_per_clock_at_the_boost_clock():
+    # "The A100 L2 read bandwidth is 5120 Bytes/clk" (A100 whitepaper, p. 35): 7.22 TB/s at 1.41 GHz
+    l2 = [lv for lv in hierarchy.a100_table() if lv.name == "L2 cache"][0]
+    assert hierarchy.L2_READ_BYTES_PER_CLOCK.value == 5120
+    assert math.isclose(l2.bw_bytes_per_s.value, 5120 * 1.41e9)
+    assert "5120 Bytes/clk" in hierarchy.L2_READ_BYTES_PER_CLOCK.note
+
+
+def test_latencies_are_the_papers_cycles_converted_at_the_boost_clock():
+    levels = {lv.name: lv for lv in hierarchy.a100_table()}
+    clock = hierarchy.A100_BOOST_CLOCK_HZ.value
+    got = {name: round(levels[name].latency_s.value * clock) for name in ("shared memory / L1", "L2 cache", "HBM2")}
+    assert got == {"shared memory / L1": 23, "L2 cache": 200, "HBM2": 290}
+    assert "Table IV" in hierarchy.MICROBENCH.where
+    for lv in hierarchy.a100_table():
+        for spec in (lv.capacity_bytes, lv.bw_bytes_per_s, lv.latency_s, lv.energy_j_per_byte):
+            assert spec is None or "verify" not in (spec.note + spec.source.note)
+
+
+def test_hbm_has_no_unverified_energy_figure():
+    hbm = [lv for lv in hierarchy.a100_table() if lv.name == "HBM2"][0]
+    assert hbm.energy_j_per_byte is None

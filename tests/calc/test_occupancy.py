@@ -53,8 +53,8 @@ def test_device_names_and_cc_strings_agree():
 
 @pytest.mark.parametrize("args,match", [
     (("8.0", 2048, 32), "2048 threads per block exceeds the limit of 1024"),
-    (("8.0", 256, 300), "registers per thread must be in 0..255"),
-    (("8.0", 1024, 255), "needs more than the 65,536 registers"),
+    (("8.0", 256, 300), "300 registers per thread exceeds the limit of 255"),
+    (("8.0", 1024, 255), "262,144 registers per block"),
     (("8.0", 128, 32, 200 * 1024), "exceeds the 167,936 bytes available"),
     (("5.0", 128), "unknown device '5.0'"),
 ])
