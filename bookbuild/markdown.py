@@ -109,6 +109,10 @@ def quarto_inline(data: dict[str, str], expr: str, in_math: bool, path: Path, li
                          "its backslashes and the page would show them", path, line,
                          hint="return IPython.display.Markdown(...) for markdown or TeX")
     escaped = QUARTO_ESCAPED.sub(r"\\\1", inner)
+    if "$" in inner and escaped != inner:
+        raise BuildError(f"inline expression {where} is a str holding TeX math ({plain}); Quarto escapes it "
+                         f"for markdown as {escaped}, which TeX reads differently", path, line,
+                         hint="return IPython.display.Markdown(...) for text with $math$")
     if in_math and escaped != inner:
         raise BuildError(f"inline expression {where} inside math is a plain str ({plain}); Quarto escapes "
                          f"it for markdown as {escaped}, which TeX reads differently", path, line,

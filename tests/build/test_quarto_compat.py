@@ -124,6 +124,7 @@ def test_inline_values_are_inserted_as_quarto_inserts_them(data, in_math, expect
     ({"text/plain": "'4,096'"}, True),            # TeX would read \, as a thin space
     ({"text/plain": r"'\\text{4}'"}, False),      # Quarto doubles the backslash: visible on the page
     ({"text/html": "<b>x</b>", "text/plain": "x"}, False),
+    ({"text/plain": "\"multiplied by $e^{m - m'}$\""}, False),   # TeX inside a str: braces and - escaped
 ])
 def test_inline_values_quarto_would_mangle_stop_the_build(data, in_math):
     with pytest.raises(BuildError) as info:
