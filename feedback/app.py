@@ -73,7 +73,7 @@ def create_app(config: Config, repo: Repository | None = None, site: str | None 
         token = request.query_params.get("token") if config.review_token else None
         return HTMLResponse(review.render(records, status, token), headers={
             "Content-Security-Policy": review.CSP, "Cache-Control": "no-store",
-            "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"})
+            "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin"})  # same-origin: its form POST carries Origin
 
     async def review_resolve(request: Request):
         """The review page's form: resolve one suggestion, with an optional note for the errata page."""

@@ -44,16 +44,17 @@ def free_port() -> int:
 class Service:
     """``python -m feedback serve`` as a child process that the test can stop and start again."""
 
-    def __init__(self, db: Path, port: int, origin: str):
+    def __init__(self, db: Path, port: int, origin: str, *options: str):
         self.url = f"sqlite:///{db}"
         self.port = port
         self.origin = origin
+        self.options = options  # e.g. "--site", "_book"
         self.proc = None
 
     def start(self):
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "feedback", "serve", "--db", self.url, "--port", str(self.port),
-             "--allow-origin", self.origin, "--rate-limit", "off"],
+             "--allow-origin", self.origin, "--rate-limit", "off", *self.options],
             cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
