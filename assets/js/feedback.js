@@ -310,7 +310,6 @@
     const href = routeHref(mode, payload);
     if (!href) {
       const reason = `it is too long for ${mode === 'issue' ? 'an issue link' : 'an email link'}; please shorten it`;
-      announce(`Your suggestion was not sent: ${reason}.`, 'failed');
       return { kind: 'failed', reason };
     }
     const link = el('a', { href, target: '_blank', rel: 'noopener noreferrer' }, mode === 'issue' ? 'open the issue' : 'write the email');
@@ -433,7 +432,8 @@
           id: `${idPrefix}-email`, name: 'email', type: 'email', maxlength: 254, autocomplete: 'email',
         }))) : '',
       el('p', { class: 'fb-note', id: `${idPrefix}-mode` }, modeNote()),
-      el('div', { class: 'fb-error', id: `${idPrefix}-error`, hidden: true }),
+      // role=alert: read out where it appears (the status region is inert behind an open modal dialog).
+      el('div', { class: 'fb-error', id: `${idPrefix}-error`, role: 'alert', hidden: true }),
       el('div', { class: 'fb-actions' }, el('button', { type: 'submit', class: 'fb-send' }, SEND_LABEL[mode])));
     form.elements.suggestion.setAttribute('aria-describedby', `${idPrefix}-error ${idPrefix}-mode`);
     return form;
@@ -457,11 +457,10 @@
         });
         if (result.kind === 'failed' || result.kind === 'unavailable') {
           const message = `Not sent: ${result.reason}. Nothing was saved; your text is still here.`;
-          const routes = mode === 'service' ? routeLinks(result.payload) : [];
+          const routes = routeLinks(result.payload); // those that fit, and the clipboard
           error.replaceChildren(el('p', {}, message),
             ...(routes.length ? [el('p', {}, 'Send it another way:'), el('div', { class: 'fb-routes' }, ...routes)] : []));
           error.hidden = false;
-          announce(`${message}${routes.length ? ' Other ways to send it are shown below the form.' : ''}`, result.kind);
           (error.querySelector('.fb-route') || form.elements.suggestion).focus();
         } else {
           form.reset();
@@ -549,7 +548,8 @@
   }
 
   function mountDialog() {
-    const quoteView = el('blockquote', { class: 'fb-quote' });
+    // Scrolls when long, so it takes focus: a keyboard can scroll it too.
+    const quoteView = el('blockquote', { class: 'fb-quote', tabindex: '0', 'aria-labelledby': 'fb-dialog-quote-label' });
     const form = buildForm('fb-dialog');
     const cancel = el('button', { type: 'button', class: 'fb-cancel' }, 'Cancel');
     form.querySelector('.fb-actions').append(cancel);

@@ -279,8 +279,7 @@ def test_refusal_reason_from_the_service_is_shown_to_the_reader(page, site, serv
         post_data=route.request.post_data.replace('"suggestion"', '"injected":1,"suggestion"', 1)))
     box(page).get_by_label("Your suggestion").fill("This one will be refused.")
     box(page).get_by_role("button", name="Send").click()
-    sync_api.expect(status(page)).to_contain_text("Not sent: unknown field: injected.")
-    sync_api.expect(page.locator("#fb-box-error")).to_contain_text("Not sent: unknown field: injected. Nothing was saved")
+    sync_api.expect(page.get_by_role("alert")).to_contain_text("Not sent: unknown field: injected. Nothing was saved")
     sync_api.expect(page.locator("#fb-box-error").get_by_role("link", name="Open a pre-filled issue")).to_be_visible()
     sync_api.expect(box(page).get_by_label("Your suggestion")).to_have_value("This one will be refused.")
     assert page.evaluate("window.bookFeedback.queue()") == []
@@ -353,7 +352,7 @@ def test_static_host_offers_the_issue_link_and_the_clipboard_and_queues_nothing(
 
     error = dialog.locator(".fb-error")
     sync_api.expect(error).to_contain_text("Not sent: there is no feedback service at this address (it answered 501)")
-    sync_api.expect(status(page)).to_contain_text("Nothing was saved")
+    sync_api.expect(dialog.get_by_role("alert")).to_contain_text("Nothing was saved")
     sync_api.expect(dialog.get_by_label("Your suggestion")).to_have_value("Define the ridge point first.")
     assert_not_queued(page)
 
