@@ -41,7 +41,8 @@
   const mode = config.endpoint ? 'service' : config.issueUrl ? 'issue' : config.email ? 'email' : '';
   const main = document.querySelector('main#content');
   const hostOf = (url) => { try { return new URL(url, location.href).host; } catch { return ''; } };
-  const crossOrigin = !!config.endpoint && new URL(config.endpoint, location.href).origin !== location.origin;
+  const originOf = (url) => { try { return new URL(url, location.href).origin; } catch { return ''; } };
+  const crossOrigin = !!config.endpoint && originOf(config.endpoint) !== location.origin;
 
   // ---- the queue: localStorage, or memory when storage is unavailable --------------------------------
   // An item: {payload, attempts, next, created, stuck?: reason}. A stuck item is not retried on its own

@@ -2,13 +2,15 @@
 
 A static server serves the repository (fixture pages and assets/) on one port, the service runs on
 another; the fixture's endpoint port is rewritten to the service's. ``?endpoint=same-origin`` serves a
-page whose endpoint is ``/api/feedback`` on the static server itself: a static host, which answers 501.
+page whose endpoint is ``/api/feedback`` on the static server itself: a static host, which answers 501;
+``?email=ADDRESS`` adds the email route and ``?issue=off`` removes the issue route.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -96,7 +98,12 @@ def site(ports):
             path = urlparse(self.path).path
             if path.startswith(FIXTURE) and path.endswith(".html"):
                 same_origin = "endpoint=same-origin" in urlparse(self.path).query
+                query = parse_qs(urlparse(self.path).query)
                 body = (REPO / path.lstrip("/")).read_bytes().replace(FIXTURE_ENDPOINT, b"" if same_origin else endpoint)
+                if "email" in query:  # ?email=ADDRESS adds the email route
+                    body = body.replace(b"</head>", f'<meta name="feedback-email" content="{query["email"][0]}"></head>'.encode())
+                if "issue" in query:  # ?issue=off removes the issue route
+                    body = re.sub(rb'<meta name="feedback-issue-url"[^>]*>', b"", body)
                 self.send_response(200)
                 self.send_header("Content-Type", "text/html; charset=utf-8")
                 self.send_header("Content-Length", str(len(body)))
@@ -449,3 +456,29 @@ def test_waiting_suggestion_can_be_discarded_by_touch(browser, site, service):
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
     finally:
         context.close()
+
+
+def test_email_route_is_offered_beside_the_issue_link_with_spaces_as_percent_20(page, site):
+    page.goto(f"{site}{FIXTURE}/index.html?endpoint=same-origin&email=errata@example.org")
+    box(page).get_by_label("Your suggestion").fill("Two words & more.")
+    box(page).get_by_role("button", name="Send").click()
+    alert = page.get_by_role("alert")
+    sync_api.expect(alert.get_by_role("link", name="Open a pre-filled issue")).to_be_visible()
+    href = alert.get_by_role("link", name="Write an email").get_attribute("href")
+    address, _, query = href.removeprefix("mailto:").partition("?")
+    assert address == "errata@example.org" and "+" not in query  # mail programs do not read '+' as a space
+    fields = {k: v[0] for k, v in parse_qs(query).items()}
+    assert fields["subject"] == f"Suggestion for {FIXTURE}/index.html"
+    assert "Two words & more." in fields["body"]
+    assert page.evaluate("window.bookFeedback.queue()") == []
+
+
+def test_email_only_link_mode_says_so_and_opens_a_prefilled_email(page, context, site):
+    page.goto(f"{site}{FIXTURE}/static.html?issue=off&email=errata@example.org")
+    assert page.evaluate("window.bookFeedback.mode") == "email"
+    sync_api.expect(box(page)).to_contain_text("This opens a pre-filled email to errata@example.org")
+    box(page).get_by_label("Your suggestion").fill("By email.")
+    box(page).get_by_role("button", name="Write an email").click()
+    sync_api.expect(status(page)).to_contain_text("A pre-filled email opened in your email program")
+    sync_api.expect(status(page).get_by_role("link", name="write the email")).to_have_attribute(
+        "href", re.compile(r"^mailto:errata@example\.org\?subject=Suggestion%20for%20.*By%20email\."))
