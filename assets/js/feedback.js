@@ -265,8 +265,8 @@
   }
 
   const ROUTES = [
-    { route: 'issue', on: () => !!config.issueUrl, label: 'Open a pre-filled issue', where: () => hostOf(config.issueUrl) },
-    { route: 'email', on: () => !!config.email, label: 'Write an email', where: () => config.email },
+    { route: 'issue', on: () => !!config.issueUrl, label: 'Open a pre-filled issue' },
+    { route: 'email', on: () => !!config.email, label: 'Write an email' },
   ];
 
   /* Links to every configured route and a copy button, for a suggestion that was not sent. */
@@ -283,6 +283,9 @@
     button.addEventListener('click', async () => {
       const { title, body } = describe(payload);
       const ok = await copyText(`${title}\n\n${body}`, button);
+      // Said on the button too: behind an open dialog the status region is inert and covered.
+      button.textContent = ok ? 'Copied' : 'Could not copy';
+      setTimeout(() => { button.textContent = 'Copy the suggestion'; }, 4000);
       announce(ok ? 'Copied: paste it wherever you can reach the authors.' : 'Could not copy: please select the text and copy it yourself.', ok ? 'sent' : 'failed');
     });
     return button;

@@ -374,6 +374,7 @@ def test_static_host_offers_the_issue_link_and_the_clipboard_and_queues_nothing(
     sync_api.expect(copy).to_be_focused()
     page.keyboard.press("Enter")
     sync_api.expect(status(page)).to_contain_text("Copied")
+    sync_api.expect(dialog.locator(".fb-route", has_text="Copied")).to_be_focused()  # said where the reader is
     copied = page.evaluate("navigator.clipboard.readText()")
     assert copied.startswith(query["title"]) and query["body"] in copied
 
