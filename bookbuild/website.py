@@ -173,6 +173,7 @@ def write_site(cfg: BookConfig, pages: list[xref.Page], index: dict[str, Any], i
     template = env.get_template("page.html")
     nav = navigation(cfg, index)
     version = book_version(cfg)
+    feedback = feedback_settings(cfg)
     wrote = 0
     for i, page in enumerate(pages):
         body = bodies[page.output]
@@ -188,7 +189,7 @@ def write_site(cfg: BookConfig, pages: list[xref.Page], index: dict[str, Any], i
             "minutes": max(1, math.ceil(words / WORDS_PER_MINUTE)), "words": words,
             "has_math": 'class="katex' in body, "has_widgets": "data-widget=" in body,
             "source_url": source_url(cfg, page.source), "issue_url": issue_url(cfg),
-            "feedback": cfg.raw.get("feedback") or {},
+            "feedback": feedback, "last_changed": last_changed(cfg, page.source),
             "assets": asset_list(cfg),
         }
         text = template.render(**ctx)
@@ -247,6 +248,36 @@ def issue_url(cfg: BookConfig) -> str | None:
     if not cfg.repo_url or "issue" not in cfg.repo_actions:
         return None
     return f"{cfg.repo_url.rstrip('/')}/issues/new"
+
+
+def feedback_settings(cfg: BookConfig) -> dict[str, str]:
+    """What the reader's "Suggest a change" does, from _quarto.yml ``feedback:`` (see README, Reader
+    feedback): ``endpoint`` (a feedback service), ``issue-url`` (by default the repository's new-issue page
+    when book.repo-url is set) and ``email``. ``issue-url: false`` turns the issue link off."""
+    raw = cfg.raw.get("feedback") or {}
+    if not isinstance(raw, dict):
+        raise ValueError(f"{cfg.root / '_quarto.yml'}: feedback: must be a mapping (endpoint, issue-url, email)")
+    unknown = set(raw) - {"endpoint", "issue-url", "email"}
+    if unknown:
+        raise ValueError(f"{cfg.root / '_quarto.yml'}: feedback: unknown key(s) {', '.join(sorted(unknown))}"
+                         " (known: endpoint, issue-url, email)")
+    issue = raw.get("issue-url")
+    if issue is None and cfg.repo_url:
+        issue = f"{cfg.repo_url.rstrip('/')}/issues/new"
+    settings = {"endpoint": raw.get("endpoint"), "issue-url": issue, "email": raw.get("email")}
+    return {k: str(v) for k, v in settings.items() if v}
+
+
+def last_changed(cfg: BookConfig, source: str) -> str | None:
+    """The date (YYYY-MM-DD) of the last commit that changed a page's source; None outside git or for a
+    file git does not track."""
+    try:
+        out = subprocess.run(["git", "log", "-1", "--format=%cs", "--", source], cwd=cfg.root,
+                             capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    date = out.stdout.strip()
+    return date if out.returncode == 0 and len(date) == 10 else None
 
 
 def book_version(cfg: BookConfig) -> str:

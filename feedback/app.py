@@ -1,4 +1,5 @@
-"""The HTTP service: ``POST /api/feedback``, ``GET /api/health``, ``GET /review``."""
+"""The HTTP service: ``POST /api/feedback``, ``GET /api/health``, ``GET /review`` (and ``POST
+/review/resolve``), and with ``site`` the built book at ``/``."""
 
 from __future__ import annotations
 
@@ -6,18 +7,20 @@ import contextlib
 import hmac
 import ipaddress
 import logging
+from urllib.parse import parse_qs, quote
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse
-from starlette.routing import Route
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse
+from starlette.routing import Mount, Route
 
 from feedback import review
 from feedback.config import Config
 from feedback.cors import CORSMiddleware
+from feedback.site import Site
 from feedback.ratelimit import TokenBucket, parse_rate, retry_after
 from feedback.storage import Repository
 from feedback.validation import MAX_BODY_BYTES, Invalid, parse
@@ -31,7 +34,7 @@ def refuse(status: int, reason: str, headers: dict | None = None) -> JSONRespons
     return JSONResponse({"error": reason}, status, headers={**API_HEADERS, **(headers or {})})
 
 
-def create_app(config: Config, repo: Repository | None = None) -> Starlette:
+def create_app(config: Config, repo: Repository | None = None, site: str | None = None) -> Starlette:
     repo = repo or Repository(config.db, config.sqlite_synchronous)
     rate = parse_rate(config.rate_limit)
     limiter = TokenBucket(*rate) if rate else None
@@ -67,9 +70,32 @@ def create_app(config: Config, repo: Repository | None = None) -> Starlette:
             return refuse(400, "status must be open, resolved or all")
         records = await run_in_threadpool(
             repo.find, request.query_params.get("page"), None if status == "all" else status)
-        return HTMLResponse(review.render(records, status), headers={
+        token = request.query_params.get("token") if config.review_token else None
+        return HTMLResponse(review.render(records, status, token), headers={
             "Content-Security-Policy": review.CSP, "Cache-Control": "no-store",
-            "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"})
+            "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin"})  # same-origin: its form POST carries Origin
+
+    async def review_resolve(request: Request):
+        """The review page's form: resolve one suggestion, with an optional note for the errata page."""
+        body = await request.body()  # url-encoded (parsed here: Starlette's form parser needs python-multipart)
+        if len(body) > 16 * 1024:
+            return refuse(413, "form too large")
+        form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()}
+        token = form.get("token") or None
+        if not _may_review(request, config.review_token, token):
+            return refuse(401, "review token required" if config.review_token else "review is open to loopback only")
+        # A form on another site must not resolve anything (the loopback-only mode has no token).
+        if request.headers.get("sec-fetch-site", "same-origin") != "same-origin" or \
+                request.headers.get("origin", _origin(request)) != _origin(request):
+            return refuse(403, "cross-site form refused")
+        note = str(form.get("errata") or "").strip() or None
+        if note and len(note) > 2000:
+            return refuse(400, "the note is too long (max 2000 characters)")
+        record_id = str(form.get("id") or "")
+        if not await run_in_threadpool(repo.resolve, record_id, note):
+            return refuse(404, f"no suggestion with id {record_id[:64]}")
+        query = f"?status=open{'&token=' + quote(str(token)) if token else ''}"
+        return RedirectResponse(f"/review{query}", 303)
 
     async def http_error(request: Request, exc: HTTPException):
         return refuse(exc.status_code, exc.detail or "error", getattr(exc, "headers", None))
@@ -84,6 +110,8 @@ def create_app(config: Config, repo: Repository | None = None) -> Starlette:
             Route("/api/feedback", submit, methods=["POST"]),
             Route("/api/health", health, methods=["GET"]),
             Route("/review", review_page, methods=["GET"]),
+            Route("/review/resolve", review_resolve, methods=["POST"]),
+            *([Mount("/", app=Site(site))] if site else []),
         ],
         middleware=[Middleware(CORSMiddleware, allow_origins=list(config.allow_origins))],
         exception_handlers={HTTPException: http_error},
@@ -108,11 +136,15 @@ async def _read_body(request: Request) -> bytes:
     return b"".join(chunks)
 
 
-def _may_review(request: Request, token: str | None) -> bool:
+def _may_review(request: Request, token: str | None, offered: str | None = None) -> bool:
     if token is None:
         try:
             return request.client is not None and ipaddress.ip_address(request.client.host).is_loopback
         except ValueError:
             return False
-    offered = request.query_params.get("token") or request.headers.get("authorization", "").removeprefix("Bearer ")
+    offered = offered or request.query_params.get("token") or request.headers.get("authorization", "").removeprefix("Bearer ")
     return hmac.compare_digest(offered.encode(), token.encode())
+
+
+def _origin(request: Request) -> str:
+    return f"{request.url.scheme}://{request.headers.get('host', '')}"

@@ -1,13 +1,14 @@
-"""``python -m feedback serve|list|export|resolve``."""
+"""``python -m feedback serve|list|export|resolve|errata``."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import unicodedata
 from datetime import date
 
-from feedback import export
+from feedback import errata, export
 from feedback.config import Config
 
 
@@ -28,7 +29,8 @@ def _parser() -> argparse.ArgumentParser:
         p.set_defaults(command=func)
         return p
 
-    p = command("serve", serve, "Run the HTTP service.")
+    p = command("serve", serve, "Run the HTTP service (with --site: the book, the service and the review page on one origin).")
+    p.add_argument("--site", type=_site_dir, help="also serve this built book (e.g. _book) at /")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8765)
     p.add_argument("--allow-origin", dest="allow_origins", action="append",
@@ -48,7 +50,17 @@ def _parser() -> argparse.ArgumentParser:
 
     p = command("resolve", resolve, "Mark a suggestion as resolved.")
     p.add_argument("id")
+    p.add_argument("--errata", metavar="NOTE", help="a note for readers, published on the book's errata page")
+
+    p = command("errata", errata_, "Write the published errata notes as JSON (commit as errata/errata.json).")
+    p.add_argument("action", choices=["export"])
     return parser
+
+
+def _site_dir(path: str) -> str:
+    if not (os.path.isdir(path) and os.path.isfile(os.path.join(path, "index.html"))):
+        raise argparse.ArgumentTypeError(f"{path}: not a built book (no index.html); build it first")
+    return path
 
 
 def serve(config: Config, args) -> int:
@@ -56,7 +68,9 @@ def serve(config: Config, args) -> int:
 
     from feedback.app import create_app
 
-    uvicorn.run(create_app(config), host=args.host, port=args.port, access_log=args.access_log,
+    if args.site:
+        _warn_about_endpoint(args.site)
+    uvicorn.run(create_app(config, site=args.site), host=args.host, port=args.port, access_log=args.access_log,
                 log_level="info", timeout_graceful_shutdown=5)
     return 0
 
@@ -83,9 +97,28 @@ def export_(config: Config, args) -> int:
     return 0
 
 
+def _warn_about_endpoint(site: str) -> None:
+    """The reader's control was set when the book was built: say so if it will not post here."""
+    with open(os.path.join(site, "index.html"), encoding="utf-8") as f:
+        head = f.read(8192)
+    if 'name="feedback-endpoint" content="/api/feedback"' not in head:
+        print(f"note: {site} was built without feedback.endpoint /api/feedback in _quarto.yml, so readers'"
+              " suggestions use the issue/email link, not this service; set it and rebuild to use the service.",
+              file=sys.stderr)
+
+
+def errata_(config: Config, args) -> int:
+    sys.stdout.write(errata.export(_repo(config).find(status="resolved")))
+    return 0
+
+
 def resolve(config: Config, args) -> int:
-    if _repo(config).resolve(args.id):
-        print(f"resolved {args.id}")
+    note = args.errata.strip() if args.errata else None
+    if args.errata is not None and not note:
+        print("--errata needs a note", file=sys.stderr)
+        return 2
+    if _repo(config).resolve(args.id, note):
+        print(f"resolved {args.id}" + (" (with a note for the errata page)" if note else ""))
         return 0
     print(f"no suggestion with id {args.id}", file=sys.stderr)
     return 1

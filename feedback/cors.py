@@ -1,4 +1,4 @@
-"""CORS with an allow-list, as ASGI middleware; refusals are JSON like every other refusal."""
+"""CORS with an allow-list for ``/api/``, as ASGI middleware; refusals are JSON like every other refusal."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ class CORSMiddleware:
         return origin in self.allow_origins or "*" in self.allow_origins or origin == _own_origin(scope)
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
+        if scope["type"] != "http" or not scope["path"].startswith("/api/"):
+            return await self.app(scope, receive, send)  # the book's pages and the review page are not an API
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         origin = headers.get("origin")
         if origin is None:

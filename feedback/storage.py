@@ -20,7 +20,7 @@ from pathlib import Path
 from feedback.validation import Submission
 
 COLUMNS = ("id", "page", "section", "version", "exact", "prefix", "suffix",
-           "suggestion", "name", "email", "digest", "status", "created_at", "resolved_at")
+           "suggestion", "name", "email", "digest", "status", "created_at", "resolved_at", "errata")
 
 SCHEMA = (
     """CREATE TABLE IF NOT EXISTS feedback (
@@ -37,7 +37,8 @@ SCHEMA = (
         digest TEXT NOT NULL,
         status TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'resolved')),
         created_at TEXT NOT NULL,
-        resolved_at TEXT
+        resolved_at TEXT,
+        errata TEXT
     )""",
     "CREATE INDEX IF NOT EXISTS feedback_page_created ON feedback (page, created_at)",
     "CREATE INDEX IF NOT EXISTS feedback_status_created ON feedback (status, created_at)",
@@ -137,6 +138,15 @@ class Repository:
         self._db = open_dialect(url, synchronous)
         for statement in SCHEMA:
             self._execute(statement)
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Columns added since the first schema, for a database made by an older version."""
+        with self._db.cursor() as cur:
+            cur.execute("SELECT * FROM feedback WHERE 1 = 0")
+            have = {d[0] for d in cur.description}
+        if "errata" not in have:
+            self._execute("ALTER TABLE feedback ADD COLUMN errata TEXT")
 
     def _execute(self, statement: str, params: tuple = ()) -> list[tuple]:
         """Run one statement; retried once on a dropped connection (every statement here is idempotent)."""
@@ -174,11 +184,13 @@ class Repository:
         rows = self._execute(f"SELECT {', '.join(COLUMNS)} FROM feedback{clause} ORDER BY created_at, id", tuple(params))
         return [dict(zip(COLUMNS, row, strict=True)) for row in rows]
 
-    def resolve(self, record_id: str) -> bool:
-        """Mark as resolved; False when no such id (resolving twice is not an error)."""
+    def resolve(self, record_id: str, errata: str | None = None) -> bool:
+        """Mark as resolved, with a note for readers' errata page if given (a later note replaces it);
+        False when no such id (resolving twice is not an error)."""
         rows = self._execute(
-            "UPDATE feedback SET status = 'resolved', resolved_at = COALESCE(resolved_at, ?) WHERE id = ? RETURNING id",
-            (utc_now(), record_id),
+            "UPDATE feedback SET status = 'resolved', resolved_at = COALESCE(resolved_at, ?),"
+            " errata = COALESCE(?, errata) WHERE id = ? RETURNING id",
+            (utc_now(), errata, record_id),
         )
         return bool(rows)
 

@@ -1,13 +1,18 @@
 /* Reader feedback: select a passage and "Suggest a change", or write in the feedback box at the end.
  *
- * Page contract: the text is in <main id="content">; <meta name="book-version" content="...">; and either
- *   <meta name="feedback-endpoint" content="/api/feedback">   POST to the feedback service, or
- *   <meta name="feedback-issue-url" content="https://github.com/OWNER/REPO/issues/new">   static hosting:
- *   open a prefilled "new issue" link instead.
+ * Page contract: the text is in <main id="content">; <meta name="book-version" content="...">; and what the
+ * build decided (bookbuild, from _quarto.yml `feedback:`):
+ *   <meta name="feedback-endpoint" content="/api/feedback">   service mode: POST to the feedback service;
+ *   <meta name="feedback-issue-url" content="https://github.com/OWNER/REPO/issues/new">   a prefilled issue;
+ *   <meta name="feedback-email" content="errata@example.org">   a prefilled email.
+ * With no endpoint the control is in link mode (issue, else email) and says so. With an endpoint, only a
+ * network failure, 408, 429 or 5xx (not 501) keeps a suggestion waiting on this device to be retried; an
+ * answer that shows there is no feedback service at that address (404, 405, 501, a refused CORS check, a
+ * 2xx that is not the service's) or a refusal offers the other routes at once (issue, email, copy), and the
+ * text stays in the form. Waiting suggestions are listed in the feedback box (send now, copy, discard).
  * A suggestion is anchored as a W3C Web Annotation TextQuoteSelector {exact, prefix, suffix} plus page,
- * section id and book version. Submissions wait in localStorage until the service has them (201/200);
- * retries reuse the browser-made id, so the service stores each one once.
- * Test hook: window.bookFeedback = {queue(): queued items, flush(): Promise of {id: {kind, reason}}}.
+ * section id and book version. Retries reuse the browser-made id, so the service stores each one once.
+ * Test hook: window.bookFeedback = {mode, queue(): waiting items, flush(): Promise of {id: {kind, reason}}}.
  */
 (() => {
   'use strict';
@@ -21,19 +26,27 @@
   const REQUEST_TIMEOUT_MS = 10000;
   const MAX_QUEUE = 50;
   const MAX_AGE_MS = 30 * 24 * 3600 * 1000;
-  const MAX_ISSUE_URL = 8000;
+  const MAX_LINK = 8000;
   const SHORTCUT = 'Alt+Shift+S';
   const UI = 'data-feedback-ui';
+  const NO_SERVICE = new Set([404, 405, 501]);
 
   const meta = (name) => (document.querySelector(`meta[name="${name}"]`)?.content || '').trim();
   const config = {
     endpoint: meta('feedback-endpoint'),
     issueUrl: meta('feedback-issue-url'),
+    email: meta('feedback-email'),
     version: meta('book-version') || 'unknown',
   };
+  const mode = config.endpoint ? 'service' : config.issueUrl ? 'issue' : config.email ? 'email' : '';
   const main = document.querySelector('main#content');
+  const hostOf = (url) => { try { return new URL(url, location.href).host; } catch { return ''; } };
+  const originOf = (url) => { try { return new URL(url, location.href).origin; } catch { return ''; } };
+  const crossOrigin = !!config.endpoint && originOf(config.endpoint) !== location.origin;
 
   // ---- the queue: localStorage, or memory when storage is unavailable --------------------------------
+  // An item: {payload, attempts, next, created, stuck?: reason}. A stuck item is not retried on its own
+  // (the address answered that it takes no suggestions, or refused this one): it stays for the reader.
 
   const storage = (() => {
     try {
@@ -65,32 +78,54 @@
         storage.setItem(QUEUE_KEY, JSON.stringify(items));
       } catch { /* full or blocked: the memory copy still retries while the page is open */ }
     }
+    renderQueue();
   }
 
   // ---- sending ------------------------------------------------------------------------------------------
 
+  /* One POST. Resolves to {kind: 'sent'|'queued'|'unavailable'|'failed', reason, after?}. */
   async function post(payload) {
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(), REQUEST_TIMEOUT_MS);
+    let res;
     try {
-      const res = await fetch(config.endpoint, {
+      res = await fetch(config.endpoint, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
         body: JSON.stringify(payload),
         credentials: 'omit',
         signal: abort.signal,
       });
-      const reason = await res.json().then((b) => String(b.error || ''), () => '');
-      if (res.status === 200 || res.status === 201) return { kind: 'sent' };
-      if (res.status === 429 || res.status === 408 || res.status >= 500) {
-        const after = Number(res.headers.get('Retry-After')) * 1000 || 0;
-        return { kind: 'queued', after, reason: reason || `the service answered ${res.status}` };
-      }
-      return { kind: 'failed', reason: reason || `the service answered ${res.status}` };
     } catch {
-      return { kind: 'queued', after: 0, reason: navigator.onLine === false ? 'you are offline' : 'the feedback service is unreachable' };
+      if (abort.signal.aborted) return { kind: 'queued', after: 0, reason: 'the feedback service did not answer in time' };
+      if (navigator.onLine === false) return { kind: 'queued', after: 0, reason: 'you are offline' };
+      // Cross-origin, a refused CORS check and an unreachable host look the same to a page. A request
+      // the page cannot read (no-cors) still tells them apart: it succeeds only if the host answered.
+      if (crossOrigin && await answers(config.endpoint)) {
+        return { kind: 'unavailable', reason: `${hostOf(config.endpoint)} does not accept suggestions from this site` };
+      }
+      return { kind: 'queued', after: 0, reason: 'the feedback service is unreachable' };
     } finally {
       clearTimeout(timer);
+    }
+    const body = await res.json().catch(() => null);
+    const error = body && typeof body.error === 'string' ? body.error : '';
+    if ((res.status === 200 || res.status === 201) && body?.id === payload.id) return { kind: 'sent' };
+    if (res.status === 429 || res.status === 408 || (res.status >= 500 && !NO_SERVICE.has(res.status))) {
+      const after = Number(res.headers.get('Retry-After')) * 1000 || 0;
+      return { kind: 'queued', after, reason: error || `the feedback service answered ${res.status}` };
+    }
+    if (error && !NO_SERVICE.has(res.status)) return { kind: 'failed', reason: error };
+    // 404/405/501, or an answer that is not the service's (a static host, a login page): nobody stores it.
+    return { kind: 'unavailable', reason: `there is no feedback service at this address (it answered ${res.status})` };
+  }
+
+  async function answers(url) {
+    try {
+      await fetch(url, { mode: 'no-cors', credentials: 'omit', cache: 'no-store' });
+      return true;
+    } catch {
+      return false;
     }
   }
 
@@ -102,11 +137,11 @@
   let flushing = null;
   let retryTimer = null;
 
-  /* Send queued submissions: all of them (force) or only those whose retry time has come.
-   * Resolves to a Map id → {kind: 'sent'|'queued'|'failed', reason}. */
-  async function flush(force = true) {
+  /* Send waiting submissions: 'all' (the reader's "Send now", stuck ones too), 'waiting' (page load, back
+   * online) or 'due' (those whose retry time has come). Resolves to a Map id → {kind, reason}. */
+  async function flush(which = 'all') {
     while (flushing) await flushing;
-    flushing = sendQueued(force);
+    flushing = sendQueued(which);
     try {
       return await flushing;
     } finally {
@@ -115,24 +150,26 @@
     }
   }
 
-  async function sendQueued(force) {
+  async function sendQueued(which) {
     const results = new Map();
     if (!config.endpoint) return results;
     for (const item of loadQueue()) {
-      if (!force && item.next > Date.now()) continue;
+      if (which !== 'all' && (item.stuck || (which === 'due' && item.next > Date.now()))) continue;
       const result = await post(item.payload);
       results.set(item.payload.id, result);
-      if (result.kind === 'queued') {
-        updateQueue((items) => items.map((i) => (i.payload.id === item.payload.id
-          ? { ...i, attempts: i.attempts + 1, next: Date.now() + backoff(i.attempts, result.after) } : i)));
+      const id = item.payload.id;
+      if (result.kind === 'sent') {
+        updateQueue((items) => items.filter((i) => i.payload.id !== id));
+        announce(item.attempts ? 'A suggestion saved earlier has now been sent. Thank you!' : 'Thank you: your suggestion was sent.', 'sent');
+      } else if (result.kind === 'queued') {
+        updateQueue((items) => items.map((i) => (i.payload.id === id
+          ? { ...i, stuck: undefined, attempts: i.attempts + 1, next: Date.now() + backoff(i.attempts, result.after) } : i)));
         if (!item.attempts) announce(`Saved on this device: ${result.reason}. It will be sent automatically when the service can be reached.`, 'queued');
         break; // the service is down or busy: the others wait for the same retry
-      }
-      updateQueue((items) => items.filter((i) => i.payload.id !== item.payload.id));
-      if (result.kind === 'sent') {
-        announce(item.attempts ? 'A suggestion saved earlier has now been sent. Thank you!' : 'Thank you: your suggestion was sent.', 'sent');
       } else {
-        announce(`Your suggestion was not sent: ${result.reason}.`, 'failed');
+        // Kept, not dropped: the reader decides (another route, copy, discard) in the list of waiting ones.
+        updateQueue((items) => items.map((i) => (i.payload.id === id ? { ...i, stuck: result.reason } : i)));
+        if (item.attempts) announce(`A suggestion saved earlier could not be sent: ${result.reason}. It is kept at the end of this page.`, 'failed');
       }
     }
     return results;
@@ -140,10 +177,10 @@
 
   function scheduleRetry() {
     clearTimeout(retryTimer);
-    const items = loadQueue();
+    const items = loadQueue().filter((i) => !i.stuck);
     if (!items.length || !config.endpoint) return;
     const next = Math.min(...items.map((i) => i.next));
-    retryTimer = setTimeout(() => flush(false), Math.max(0, next - Date.now()));
+    retryTimer = setTimeout(() => flush('due'), Math.max(0, next - Date.now()));
   }
 
   function newId() {
@@ -161,26 +198,34 @@
     return wellFormed.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g, ' ');
   }
 
-  /* Returns {kind, reason}: 'sent', 'queued' (will retry), 'failed' (refused: reason) or 'opened' (issue link). */
+  /* Returns {kind, reason, payload}: 'sent', 'queued' (will retry), 'unavailable' or 'failed' (not sent:
+   * the reader is offered the other routes) or 'opened' (link mode). */
   async function submit({ suggestion, name, email, quote, section }) {
     const payload = { id: newId(), page: location.pathname, section, version: config.version, suggestion: clean(suggestion) };
     if (quote) payload.selector = { type: 'TextQuoteSelector', exact: quote.exact, prefix: quote.prefix, suffix: quote.suffix };
-    if (config.issueUrl) return openIssue(payload);
+    if (mode !== 'service') return { ...openLink(payload), payload }; // no await before: the click is the reader's
     if (name) payload.name = clean(name);
     if (email) payload.email = email;
     updateQueue((items) => [...items, { payload, attempts: 0, next: 0, created: Date.now() }]);
-    const results = await flush(true);
-    if (results.has(payload.id)) return results.get(payload.id);
-    // Not tried: an older suggestion ahead of it could not be sent either.
-    announce('Saved on this device: the feedback service cannot be reached right now. It will be sent automatically.', 'queued');
-    return { kind: 'queued' };
+    const results = await flush('waiting');
+    const result = results.get(payload.id);
+    if (!result) {
+      // Not tried: an older suggestion ahead of it could not be sent either.
+      announce('Saved on this device: the feedback service cannot be reached right now. It will be sent automatically.', 'queued');
+      return { kind: 'queued', payload };
+    }
+    if (result.kind === 'unavailable' || result.kind === 'failed') {
+      updateQueue((items) => items.filter((i) => i.payload.id !== payload.id)); // the form keeps the text
+    }
+    return { ...result, payload };
   }
 
-  // ---- static hosting: a prefilled "new issue" link -------------------------------------------------------
+  // ---- other routes: a prefilled issue or email, or the reader's clipboard ------------------------------
 
   const oneLine = (text) => text.replace(/\s+/g, ' ');
 
-  function issueHref(p, exactLimit) {
+  /* {title, body}: what a person reads in an issue, an email or the clipboard. */
+  function describe(p, exactLimit = MAX_EXACT) {
     const where = p.page + (p.section ? `#${p.section}` : '');
     const lines = [`**Page:** ${where}`, `**Book version:** ${p.version}`, ''];
     let title = `Suggestion for ${where}`;
@@ -192,23 +237,90 @@
         `**Context:** …${oneLine(prefix)}[${oneLine(shown)}]${oneLine(suffix)}…`, '');
     }
     lines.push('**Suggestion:**', '', p.suggestion, '', `<!-- feedback-id: ${p.id} -->`);
+    return { title, body: lines.join('\n') };
+  }
+
+  function issueHref(p, exactLimit) {
+    const { title, body } = describe(p, exactLimit);
     const url = new URL(config.issueUrl, location.href);
     url.searchParams.set('title', title);
-    url.searchParams.set('body', lines.join('\n'));
+    url.searchParams.set('body', body);
     return url.href;
   }
 
-  function openIssue(payload) {
-    let href = issueHref(payload, MAX_EXACT);
-    if (href.length > MAX_ISSUE_URL) href = issueHref(payload, 200);
-    if (href.length > MAX_ISSUE_URL) {
-      const reason = 'it is too long for an issue link; please shorten it';
-      announce(`Your suggestion was not sent: ${reason}.`, 'failed');
+  function mailHref(p, exactLimit) {
+    const { title, body } = describe(p, exactLimit);
+    // encodeURIComponent, not URLSearchParams: mail programs do not read '+' as a space.
+    return `mailto:${config.email}?subject=${encodeURIComponent(title)}&body=${encodeURIComponent(body)}`;
+  }
+
+  /* The link for a route, with a long passage shortened to fit; null when it cannot fit. */
+  function routeHref(route, payload) {
+    const make = route === 'issue' ? issueHref : mailHref;
+    for (const limit of [MAX_EXACT, 200]) {
+      const href = make(payload, limit);
+      if (href.length <= MAX_LINK) return href;
+    }
+    return null;
+  }
+
+  const ROUTES = [
+    { route: 'issue', on: () => !!config.issueUrl, label: 'Open a pre-filled issue' },
+    { route: 'email', on: () => !!config.email, label: 'Write an email' },
+  ];
+
+  /* Links to every configured route and a copy button, for a suggestion that was not sent. */
+  function routeLinks(payload) {
+    const links = ROUTES.filter((r) => r.on()).map((r) => {
+      const href = routeHref(r.route, payload);
+      return href && el('a', { class: 'fb-route', href, target: '_blank', rel: 'noopener noreferrer' }, r.label);
+    }).filter(Boolean);
+    return [...links, copyButton(payload)];
+  }
+
+  function copyButton(payload) {
+    const button = el('button', { type: 'button', class: 'fb-route' }, 'Copy the suggestion');
+    button.addEventListener('click', async () => {
+      const { title, body } = describe(payload);
+      const ok = await copyText(`${title}\n\n${body}`, button);
+      // Said on the button too: behind an open dialog the status region is inert and covered.
+      button.textContent = ok ? 'Copied' : 'Could not copy';
+      setTimeout(() => { button.textContent = 'Copy the suggestion'; }, 4000);
+      announce(ok ? 'Copied: paste it wherever you can reach the authors.' : 'Could not copy: please select the text and copy it yourself.', ok ? 'sent' : 'failed');
+    });
+    return button;
+  }
+
+  async function copyText(text, near) {
+    try {
+      await navigator.clipboard.writeText(text);
+      return true;
+    } catch { /* not a secure context, or no permission: the older way */ }
+    const area = el('textarea', { readonly: true, 'aria-hidden': 'true', tabindex: '-1', class: 'fb-copy-area' });
+    area.value = text;
+    near.after(area); // beside the button: inside an open modal dialog, the rest of the page is inert
+    area.select();
+    let ok = false;
+    try {
+      ok = document.execCommand('copy');
+    } catch { /* ok stays false */ }
+    area.remove();
+    near.focus();
+    return ok;
+  }
+
+  /* Link mode: open the prefilled issue (or email) in the reader's gesture. */
+  function openLink(payload) {
+    const href = routeHref(mode, payload);
+    if (!href) {
+      const reason = `it is too long for ${mode === 'issue' ? 'an issue link' : 'an email link'}; please shorten it`;
       return { kind: 'failed', reason };
     }
-    const link = el('a', { href, target: '_blank', rel: 'noopener noreferrer' }, 'open the issue');
+    const link = el('a', { href, target: '_blank', rel: 'noopener noreferrer' }, mode === 'issue' ? 'open the issue' : 'write the email');
     link.click();
-    announce('A pre-filled issue opened in a new tab: review it and press "Create". If nothing opened, ', 'opened', link, '.');
+    announce(mode === 'issue'
+      ? 'A pre-filled issue opened in a new tab: review it and press "Create". If nothing opened, '
+      : 'A pre-filled email opened in your email program: review it and send it. If nothing opened, ', 'opened', link, '.');
     return { kind: 'opened', href };
   }
 
@@ -295,31 +407,43 @@
     clearTimeout(statusTimer);
     status.replaceChildren(message, ...extra);
     status.dataset.kind = kind;
-    const seconds = { failed: 30, opened: 60 }[kind] || 12;
+    const seconds = { failed: 30, opened: 60, unavailable: 30 }[kind] || 12;
     statusTimer = setTimeout(() => status.replaceChildren(), seconds * 1000); // empty: hidden by CSS
   }
 
-  function buildForm(idPrefix, sendLabel) {
-    const issueMode = !!config.issueUrl;
+  /* What this control does with a suggestion, in words: decided by the build, shown on every form. */
+  function modeNote() {
+    if (mode === 'service') {
+      return `Sent to the book's feedback service${crossOrigin ? ` at ${hostOf(config.endpoint)}` : ''}. `
+        + 'If it cannot be reached, your suggestion waits on this device and is sent later.';
+    }
+    if (mode === 'issue') return `This opens a pre-filled issue on ${hostOf(config.issueUrl)} (an account there is needed); nothing is sent until you submit it there.`;
+    return `This opens a pre-filled email to ${config.email} in your email program; nothing is sent until you send it.`;
+  }
+
+  const SEND_LABEL = { service: 'Send', issue: 'Open an issue', email: 'Write an email' };
+
+  function buildForm(idPrefix) {
     const field = (name, labelText, control) => el('div', { class: 'fb-field' },
       el('label', { for: `${idPrefix}-${name}` }, labelText), control);
-    const form = el('form', { class: 'fb-form' },
+    const form = el('form', { class: 'fb-form', 'data-mode': mode },
       field('suggestion', 'Your suggestion', el('textarea', {
         id: `${idPrefix}-suggestion`, name: 'suggestion', required: true, maxlength: MAX_SUGGESTION, rows: 4,
       })),
-      issueMode ? el('p', { class: 'fb-note' }, 'This opens a pre-filled issue on GitHub (a GitHub account is needed).')
-        : el('div', { class: 'fb-row' },
-          field('name', 'Name (optional)', el('input', { id: `${idPrefix}-name`, name: 'name', maxlength: 100, autocomplete: 'name' })),
-          field('email', 'Email (optional, if you would like a reply)', el('input', {
-            id: `${idPrefix}-email`, name: 'email', type: 'email', maxlength: 254, autocomplete: 'email',
-          }))),
-      el('p', { class: 'fb-error', id: `${idPrefix}-error`, hidden: true }),
-      el('div', { class: 'fb-actions' }, el('button', { type: 'submit', class: 'fb-send' }, sendLabel)));
-    form.elements.suggestion.setAttribute('aria-describedby', `${idPrefix}-error`);
+      mode === 'service' ? el('div', { class: 'fb-row' },
+        field('name', 'Name (optional)', el('input', { id: `${idPrefix}-name`, name: 'name', maxlength: 100, autocomplete: 'name' })),
+        field('email', 'Email (optional, if you would like a reply)', el('input', {
+          id: `${idPrefix}-email`, name: 'email', type: 'email', maxlength: 254, autocomplete: 'email',
+        }))) : '',
+      el('p', { class: 'fb-note', id: `${idPrefix}-mode` }, modeNote()),
+      // role=alert: read out where it appears (the status region is inert behind an open modal dialog).
+      el('div', { class: 'fb-error', id: `${idPrefix}-error`, role: 'alert', hidden: true }),
+      el('div', { class: 'fb-actions' }, el('button', { type: 'submit', class: 'fb-send' }, SEND_LABEL[mode])));
+    form.elements.suggestion.setAttribute('aria-describedby', `${idPrefix}-error ${idPrefix}-mode`);
     return form;
   }
 
-  /* Wires a form to submit(); resolves true when the suggestion left the form (sent, queued, opened). */
+  /* Wires a form to submit(); calls done() when the suggestion left the form (sent, queued, opened). */
   function onSubmit(form, context, done) {
     form.addEventListener('submit', async (event) => {
       event.preventDefault();
@@ -335,10 +459,13 @@
           email: form.elements.email?.value.trim(),
           ...context(),
         });
-        if (result.kind === 'failed') {
-          error.textContent = `Not sent: ${result.reason}.`;
+        if (result.kind === 'failed' || result.kind === 'unavailable') {
+          const message = `Not sent: ${result.reason}. Nothing was saved; your text is still here.`;
+          const routes = routeLinks(result.payload); // those that fit, and the clipboard
+          error.replaceChildren(el('p', {}, message),
+            ...(routes.length ? [el('p', {}, 'Send it another way:'), el('div', { class: 'fb-routes' }, ...routes)] : []));
           error.hidden = false;
-          form.elements.suggestion.focus();
+          (error.querySelector('.fb-route') || form.elements.suggestion).focus();
         } else {
           form.reset();
           done();
@@ -355,6 +482,51 @@
     document.body.append(status);
   }
 
+  let queueView = null;
+
+  /* The waiting suggestions, in the feedback box: how many, why, and send now / copy / discard. */
+  function renderQueue() {
+    if (!queueView) return;
+    const items = loadQueue();
+    queueView.hidden = !items.length;
+    if (!items.length) {
+      queueView.replaceChildren();
+      return;
+    }
+    const waiting = items.filter((i) => !i.stuck).length;
+    const sendNow = el('button', { type: 'button', class: 'fb-send fb-send-now' }, 'Send now');
+    sendNow.addEventListener('click', async () => {
+      sendNow.disabled = true;
+      const results = await flush('all');
+      if ([...results.values()].some((r) => r.kind === 'queued')) {
+        announce('Still waiting: the feedback service cannot be reached yet.', 'queued');
+      }
+    });
+    queueView.replaceChildren(
+      el('h3', { id: 'fb-queue-title' }, `Waiting on this device: ${items.length}`),
+      el('p', { class: 'fb-hint' }, waiting
+        ? 'These could not reach the feedback service yet; they are retried automatically while the book is open.'
+        : 'These could not be sent here. Send them another way, or discard them.'),
+      el('ul', { class: 'fb-queue-list' }, ...items.map(queueItem)),
+      el('div', { class: 'fb-actions' }, sendNow));
+  }
+
+  function queueItem(item) {
+    const text = oneLine(item.payload.suggestion);
+    const discard = el('button', { type: 'button', class: 'fb-route' }, 'Discard');
+    discard.setAttribute('aria-label', `Discard "${text.slice(0, 40)}"`);
+    discard.addEventListener('click', () => {
+      updateQueue((items) => items.filter((i) => i.payload.id !== item.payload.id));
+      announce('Discarded.', 'sent');
+      (queueView.querySelector('button') || document.getElementById('fb-box-suggestion'))?.focus();
+    });
+    const why = item.stuck ? `Not sent: ${item.stuck}.` : `Tried ${item.attempts} time${item.attempts === 1 ? '' : 's'}.`;
+    return el('li', {},
+      el('p', { class: 'fb-queue-text' }, text.length > 120 ? `${text.slice(0, 120)}…` : text),
+      el('p', { class: 'fb-hint' }, why),
+      el('div', { class: 'fb-routes' }, ...(item.stuck ? routeLinks(item.payload) : [copyButton(item.payload)]), discard));
+  }
+
   function mountBox() {
     let box = document.getElementById('feedback-box');
     if (!box) {
@@ -368,14 +540,21 @@
     box.append(el('p', { class: 'fb-hint' },
       'Spotted a mistake or something unclear? Tell us here. To comment on one passage, select it and choose ',
       el('q', {}, 'Suggest a change'), ' (or press ', el('kbd', {}, SHORTCUT), ').'));
-    const form = buildForm('fb-box', config.issueUrl ? 'Open an issue' : 'Send');
+    const form = buildForm('fb-box');
     onSubmit(form, () => ({ section: '' }), () => {});
     box.append(form);
+    if (mode === 'service') {
+      queueView = el('div', { class: 'fb-queue', id: 'fb-queue', role: 'region', 'aria-labelledby': 'fb-queue-title', hidden: true });
+      box.append(queueView);
+      renderQueue();
+      window.addEventListener('storage', (e) => { if (e.key === QUEUE_KEY) renderQueue(); }); // another tab
+    }
   }
 
   function mountDialog() {
-    const quoteView = el('blockquote', { class: 'fb-quote' });
-    const form = buildForm('fb-dialog', config.issueUrl ? 'Open an issue' : 'Send');
+    // Scrolls when long, so it takes focus: a keyboard can scroll it too.
+    const quoteView = el('blockquote', { class: 'fb-quote', tabindex: '0', 'aria-labelledby': 'fb-dialog-quote-label' });
+    const form = buildForm('fb-dialog');
     const cancel = el('button', { type: 'button', class: 'fb-cancel' }, 'Cancel');
     form.querySelector('.fb-actions').append(cancel);
     const dialog = el('dialog', { class: 'fb-dialog', 'aria-labelledby': 'fb-dialog-title', [UI]: true },
@@ -467,16 +646,17 @@
   // ---- start ---------------------------------------------------------------------------------------------
 
   window.bookFeedback = {
+    mode,
     queue: () => loadQueue().map((i) => structuredClone(i)),
-    flush: () => flush(true).then((results) => Object.fromEntries(results)), // {id: {kind, reason}}
+    flush: () => flush('all').then((results) => Object.fromEntries(results)), // {id: {kind, reason}}
   };
-  if (main && (config.endpoint || config.issueUrl)) {
+  if (main && mode) {
     mountStatus();
     mountBox();
     mountSelectionButton(mountDialog());
   }
-  if (config.endpoint) {
-    window.addEventListener('online', () => flush(true));
-    if (loadQueue().length) flush(true);
+  if (mode === 'service') {
+    window.addEventListener('online', () => flush('waiting'));
+    if (loadQueue().some((i) => !i.stuck)) flush('waiting');
   }
 })();

@@ -1,13 +1,16 @@
 """The in-page client (assets/js/feedback.js) in Chromium, against the real service on loopback.
 
 A static server serves the repository (fixture pages and assets/) on one port, the service runs on
-another; the fixture's endpoint port is rewritten to the service's.
+another; the fixture's endpoint port is rewritten to the service's. ``?endpoint=same-origin`` serves a
+page whose endpoint is ``/api/feedback`` on the static server itself: a static host, which answers 501;
+``?email=ADDRESS`` adds the email route and ``?issue=off`` removes the issue route.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -43,16 +46,17 @@ def free_port() -> int:
 class Service:
     """``python -m feedback serve`` as a child process that the test can stop and start again."""
 
-    def __init__(self, db: Path, port: int, origin: str):
+    def __init__(self, db: Path, port: int, origin: str, *options: str):
         self.url = f"sqlite:///{db}"
         self.port = port
         self.origin = origin
+        self.options = options  # e.g. "--site", "_book"
         self.proc = None
 
     def start(self):
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "feedback", "serve", "--db", self.url, "--port", str(self.port),
-             "--allow-origin", self.origin, "--rate-limit", "off"],
+             "--allow-origin", self.origin, "--rate-limit", "off", *self.options],
             cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
@@ -93,7 +97,13 @@ def site(ports):
         def do_GET(self):
             path = urlparse(self.path).path
             if path.startswith(FIXTURE) and path.endswith(".html"):
-                body = (REPO / path.lstrip("/")).read_bytes().replace(FIXTURE_ENDPOINT, endpoint)
+                same_origin = "endpoint=same-origin" in urlparse(self.path).query
+                query = parse_qs(urlparse(self.path).query)
+                body = (REPO / path.lstrip("/")).read_bytes().replace(FIXTURE_ENDPOINT, b"" if same_origin else endpoint)
+                if "email" in query:  # ?email=ADDRESS adds the email route
+                    body = body.replace(b"</head>", f'<meta name="feedback-email" content="{query["email"][0]}"></head>'.encode())
+                if "issue" in query:  # ?issue=off removes the issue route
+                    body = re.sub(rb'<meta name="feedback-issue-url"[^>]*>', b"", body)
                 self.send_response(200)
                 self.send_header("Content-Type", "text/html; charset=utf-8")
                 self.send_header("Content-Length", str(len(body)))
@@ -276,8 +286,8 @@ def test_refusal_reason_from_the_service_is_shown_to_the_reader(page, site, serv
         post_data=route.request.post_data.replace('"suggestion"', '"injected":1,"suggestion"', 1)))
     box(page).get_by_label("Your suggestion").fill("This one will be refused.")
     box(page).get_by_role("button", name="Send").click()
-    sync_api.expect(status(page)).to_contain_text("Your suggestion was not sent: unknown field: injected.")
-    sync_api.expect(page.locator("#fb-box-error")).to_have_text("Not sent: unknown field: injected.")
+    sync_api.expect(page.get_by_role("alert")).to_contain_text("Not sent: unknown field: injected. Nothing was saved")
+    sync_api.expect(page.locator("#fb-box-error").get_by_role("link", name="Open a pre-filled issue")).to_be_visible()
     sync_api.expect(box(page).get_by_label("Your suggestion")).to_have_value("This one will be refused.")
     assert page.evaluate("window.bookFeedback.queue()") == []
     assert service.rows() == []
@@ -303,6 +313,9 @@ def test_static_hosting_opens_a_prefilled_issue(page, context, site):
     assert "A kernel is [memory-bound] when its arithmetic intensity i…" in body
     assert "Define the ridge point first." in body
     sync_api.expect(status(page)).to_contain_text("pre-filled issue opened")
+    sync_api.expect(box(page)).to_contain_text("This opens a pre-filled issue on github.com")
+    assert page.evaluate("window.bookFeedback.mode") == "issue"
+    assert page.evaluate("window.bookFeedback.queue()") == []
 
 
 def test_form_fits_a_phone_screen(browser, site):
@@ -318,3 +331,155 @@ def test_form_fits_a_phone_screen(browser, site):
             assert box["x"] >= 0 and box["x"] + box["width"] <= 360
     assert page.evaluate("document.documentElement.scrollWidth") <= 360
     context.close()
+
+
+# ---- no service at the address, or a refused CORS check: other routes at once, nothing queued ----------
+
+def assert_not_queued(page):
+    assert page.evaluate("window.bookFeedback.queue()") == []
+    sync_api.expect(page.locator("#fb-queue")).to_be_hidden()
+    assert "Saved on this device" not in status(page).inner_text()
+
+
+def issue_query(href: str) -> dict:
+    url = urlparse(href)
+    assert (url.scheme, url.netloc, url.path) == ("https", "github.com", "/example-org/gpu-book/issues/new")
+    return {k: v[0] for k, v in parse_qs(url.query).items()}
+
+
+def test_static_host_offers_the_issue_link_and_the_clipboard_and_queues_nothing(page, context, site):
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=site)
+    page.goto(f"{site}{FIXTURE}/index.html?endpoint=same-origin")  # a plain file server: POST → 501
+    select(page, "#p-roofline", "memory-bound")
+    page.get_by_role("button", name="Suggest a change").click()
+    dialog = page.get_by_role("dialog", name="Suggest a change")
+    sync_api.expect(dialog).to_contain_text("Sent to the book's feedback service.")
+    dialog.get_by_label("Your suggestion").fill("Define the ridge point first.")
+    dialog.get_by_role("button", name="Send").click()
+
+    error = dialog.locator(".fb-error")
+    sync_api.expect(error).to_contain_text("Not sent: there is no feedback service at this address (it answered 501)")
+    sync_api.expect(dialog.get_by_role("alert")).to_contain_text("Nothing was saved")
+    sync_api.expect(dialog.get_by_label("Your suggestion")).to_have_value("Define the ridge point first.")
+    assert_not_queued(page)
+
+    link = dialog.get_by_role("link", name="Open a pre-filled issue")
+    sync_api.expect(link).to_be_focused()  # the keyboard is already on the way out
+    query = issue_query(link.get_attribute("href"))
+    assert query["title"] == f'Suggestion for {FIXTURE}/index.html#roofline: "memory-bound"'
+    assert "> memory-bound" in query["body"] and "Define the ridge point first." in query["body"]
+
+    page.keyboard.press("Tab")
+    copy = dialog.get_by_role("button", name="Copy the suggestion")
+    sync_api.expect(copy).to_be_focused()
+    page.keyboard.press("Enter")
+    sync_api.expect(status(page)).to_contain_text("Copied")
+    sync_api.expect(dialog.locator(".fb-route", has_text="Copied")).to_be_focused()  # said where the reader is
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied.startswith(query["title"]) and query["body"] in copied
+
+
+@pytest.mark.parametrize("answer", [
+    {"status": 404, "body": "Not Found"},                                   # most static hosts
+    {"status": 405, "body": "<html>405 Not Allowed</html>"},                # GitHub Pages, nginx
+    {"status": 200, "content_type": "text/html", "body": "<!doctype html><p>Home page</p>"},  # an SPA fallback
+    {"status": 403, "content_type": "application/xml", "body": "<Error>AccessDenied</Error>"},  # a bucket
+], ids=["404", "405", "200-html", "403-xml"])
+def test_an_answer_that_is_not_the_service_is_never_reported_as_queued_or_sent(page, site, answer):
+    page.goto(f"{site}{FIXTURE}/index.html?endpoint=same-origin")
+    page.route("**/api/feedback", lambda route: route.fulfill(**answer))
+    box(page).get_by_label("Your suggestion").fill("Where does this go?")
+    box(page).get_by_role("button", name="Send").click()
+    sync_api.expect(page.locator("#fb-box-error")).to_contain_text(
+        f"there is no feedback service at this address (it answered {answer['status']})")
+    assert "sent" not in status(page).inner_text().replace("Not sent", "")
+    assert_not_queued(page)
+
+
+def test_cross_origin_service_that_refuses_this_origin_is_no_service_here(page, site, tmp_path, ports):
+    svc = Service(tmp_path / "feedback.db", ports["service"], "https://another-site.example")
+    svc.start()
+    try:
+        page.goto(f"{site}{FIXTURE}/index.html")
+        box(page).get_by_label("Your suggestion").fill("Refused by CORS.")
+        box(page).get_by_role("button", name="Send").click()
+        sync_api.expect(page.locator("#fb-box-error")).to_contain_text(
+            f"127.0.0.1:{ports['service']} does not accept suggestions from this site")
+        sync_api.expect(page.locator("#fb-box-error").get_by_role("link", name="Open a pre-filled issue")).to_be_visible()
+        assert_not_queued(page)
+        assert svc.rows() == []
+    finally:
+        svc.stop()
+
+
+# ---- a service that is down or busy: queued, visible, and delivered once ----------------------------------
+
+@pytest.mark.parametrize("code", [500, 502, 503, 429])
+def test_failing_or_busy_service_queues_visibly_and_send_now_delivers_once(page, site, service, code):
+    page.goto(f"{site}{FIXTURE}/index.html?endpoint=same-origin")
+    page.route("**/api/feedback", lambda route: route.fulfill(
+        status=code, content_type="application/json", body='{"error": "busy"}' if code == 429 else "oops"))
+    box(page).get_by_label("Your suggestion").fill(f"Waiting after a {code}.")
+    box(page).get_by_role("button", name="Send").click()
+    sync_api.expect(status(page)).to_contain_text("Saved on this device")
+    queue = page.get_by_role("region", name="Waiting on this device: 1")
+    sync_api.expect(queue).to_contain_text(f"Waiting after a {code}.")
+    sync_api.expect(queue).to_contain_text("Tried 1 time.")
+    sync_api.expect(box(page).get_by_label("Your suggestion")).to_have_value("")
+
+    def forward(route):  # the service is back: pass the request on to it
+        route.fulfill(response=route.fetch(url=f"http://127.0.0.1:{service.port}/api/feedback"))
+
+    page.unroute("**/api/feedback")
+    page.route("**/api/feedback", forward)
+    queue.get_by_role("button", name="Send now").click()
+    sync_api.expect(status(page)).to_contain_text("has now been sent")
+    sync_api.expect(page.locator("#fb-queue")).to_be_hidden()
+    assert [r["suggestion"] for r in service.rows()] == [f"Waiting after a {code}."]
+
+
+def test_waiting_suggestion_can_be_discarded_by_touch(browser, site, service):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    try:
+        page = context.new_page()
+        service.stop()
+        page.goto(f"{site}{FIXTURE}/index.html")
+        box(page).get_by_label("Your suggestion").fill("Never mind.")
+        box(page).get_by_role("button", name="Send").tap()
+        queue = page.get_by_role("region", name="Waiting on this device: 1")
+        sync_api.expect(queue).to_contain_text("Never mind.")
+        for button in queue.get_by_role("button").all():
+            size = button.bounding_box()
+            assert size["height"] >= 44 and size["x"] >= 0 and size["x"] + size["width"] <= 390
+        queue.get_by_role("button", name='Discard "Never mind."').tap()
+        sync_api.expect(page.locator("#fb-queue")).to_be_hidden()
+        assert page.evaluate("window.bookFeedback.queue()") == []
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    finally:
+        context.close()
+
+
+def test_email_route_is_offered_beside_the_issue_link_with_spaces_as_percent_20(page, site):
+    page.goto(f"{site}{FIXTURE}/index.html?endpoint=same-origin&email=errata@example.org")
+    box(page).get_by_label("Your suggestion").fill("Two words & more.")
+    box(page).get_by_role("button", name="Send").click()
+    alert = page.get_by_role("alert")
+    sync_api.expect(alert.get_by_role("link", name="Open a pre-filled issue")).to_be_visible()
+    href = alert.get_by_role("link", name="Write an email").get_attribute("href")
+    address, _, query = href.removeprefix("mailto:").partition("?")
+    assert address == "errata@example.org" and "+" not in query  # mail programs do not read '+' as a space
+    fields = {k: v[0] for k, v in parse_qs(query).items()}
+    assert fields["subject"] == f"Suggestion for {FIXTURE}/index.html"
+    assert "Two words & more." in fields["body"]
+    assert page.evaluate("window.bookFeedback.queue()") == []
+
+
+def test_email_only_link_mode_says_so_and_opens_a_prefilled_email(page, context, site):
+    page.goto(f"{site}{FIXTURE}/static.html?issue=off&email=errata@example.org")
+    assert page.evaluate("window.bookFeedback.mode") == "email"
+    sync_api.expect(box(page)).to_contain_text("This opens a pre-filled email to errata@example.org")
+    box(page).get_by_label("Your suggestion").fill("By email.")
+    box(page).get_by_role("button", name="Write an email").click()
+    sync_api.expect(status(page)).to_contain_text("A pre-filled email opened in your email program")
+    sync_api.expect(status(page).get_by_role("link", name="write the email")).to_have_attribute(
+        "href", re.compile(r"^mailto:errata@example\.org\?subject=Suggestion%20for%20.*By%20email\."))

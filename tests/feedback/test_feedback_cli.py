@@ -75,3 +75,24 @@ def test_export_csv_guards_against_formula_injection(stored, capsys):
     assert by_id[bodies[1]["id"]]["suggestion"] == "'@SUM(1,1)\nsecond line"
     assert by_id[bodies[2]["id"]]["suggestion"].startswith("'-2+3")
     assert all(not v.startswith(("=", "+", "-", "@")) for r in rows for v in r.values())
+
+
+def test_resolve_with_a_note_and_errata_export_publishes_only_the_note(stored, capsys):
+    db, bodies = stored
+    code, out, _ = run(capsys, "resolve", "--db", db, bodies[0]["id"], "--errata", "  Fixed the link.  ")
+    assert code == 0 and "with a note" in out
+    run(capsys, "resolve", "--db", db, bodies[2]["id"])  # resolved without a note: not an erratum
+    _, out, _ = run(capsys, "errata", "--db", db, "export")
+    data = json.loads(out)
+    assert data["format"] == 1
+    [entry] = data["entries"]
+    assert entry["id"] == bodies[0]["id"] and entry["note"] == "Fixed the link."
+    assert (entry["exact"], entry["prefix"], entry["suffix"]) == ("memory-bound", "A kernel is ", " when its arithmetic")
+    assert set(entry) == {"id", "page", "section", "version", "exact", "prefix", "suffix", "note", "resolved_at"}
+    assert "evil.example" not in out and "x@example.org" not in out and "+cmd" not in out  # reader's words stay private
+
+
+def test_resolve_with_an_empty_note_is_refused(stored, capsys):
+    db, bodies = stored
+    code, _, err = run(capsys, "resolve", "--db", db, bodies[0]["id"], "--errata", "  ")
+    assert code == 2 and "needs a note" in err

@@ -49,3 +49,36 @@ def test_review_token(make_sqlite_client, how, status):
     elif how == "bearer":
         headers["authorization"] = "Bearer s3cret"
     assert client.get(url, headers=headers).status_code == status
+
+
+def test_resolve_from_the_review_page_with_a_note(sqlite_client, make_submission):
+    body = make_submission()
+    sqlite_client.post("/api/feedback", json=body)
+    page = sqlite_client.get("/review").text
+    assert 'action="/review/resolve"' in page and f'name="id" value="{body["id"]}"' in page
+    answer = sqlite_client.post("/review/resolve", data={"id": body["id"], "errata": "Now says which roofline."},
+                                headers={"origin": "http://testserver", "sec-fetch-site": "same-origin"},
+                                follow_redirects=False)
+    assert (answer.status_code, answer.headers["location"]) == (303, "/review?status=open")
+    [row] = sqlite_client.app.state.repo.find()
+    assert (row["status"], row["errata"]) == ("resolved", "Now says which roofline.")
+    assert "Errata note: Now says which roofline." in sqlite_client.get("/review?status=resolved").text
+
+
+@pytest.mark.parametrize("headers", [{"origin": "https://evil.example"}, {"sec-fetch-site": "cross-site"}])
+def test_resolve_form_from_another_site_is_refused(sqlite_client, make_submission, headers):
+    body = make_submission()
+    sqlite_client.post("/api/feedback", json=body)
+    answer = sqlite_client.post("/review/resolve", data={"id": body["id"]}, headers=headers)
+    assert answer.status_code == 403
+    assert sqlite_client.app.state.repo.find()[0]["status"] == "open"
+
+
+def test_resolve_form_needs_the_token(make_sqlite_client, make_submission):
+    client = make_sqlite_client(client_address="203.0.113.9", review_token="s3cret")
+    body = make_submission()
+    client.post("/api/feedback", json=body)
+    assert client.post("/review/resolve", data={"id": body["id"], "token": "guess"}).status_code == 401
+    assert 'name="token" value="s3cret"' in client.get("/review?token=s3cret").text
+    answer = client.post("/review/resolve", data={"id": body["id"], "token": "s3cret"}, follow_redirects=False)
+    assert (answer.status_code, answer.headers["location"]) == (303, "/review?status=open&token=s3cret")

@@ -48,3 +48,26 @@ def test_resolve_is_idempotent_and_unknown_id_is_false(db_url, make_submission):
 def test_schema_creation_is_repeatable(db_url):
     Repository(db_url).close()
     Repository(db_url).close()
+
+
+def test_errata_note_is_kept_replaced_only_by_a_new_note(db_url, make_submission):
+    repo = Repository(db_url)
+    s = parse(json.dumps(make_submission()).encode())
+    repo.add(s)
+    assert repo.resolve(s.id, "Fixed: the ridge point is defined first.")
+    assert repo.resolve(s.id)  # resolving again without a note keeps it
+    assert repo.find()[0]["errata"] == "Fixed: the ridge point is defined first."
+    assert repo.resolve(s.id, "Reworded.")
+    assert repo.find()[0]["errata"] == "Reworded."
+    repo.close()
+
+
+def test_database_made_before_errata_gains_the_column(db_url, make_submission):
+    repo = Repository(db_url)
+    repo._execute("ALTER TABLE feedback DROP COLUMN errata")  # what an older version created
+    repo.close()
+    repo = Repository(db_url)
+    s = parse(json.dumps(make_submission()).encode())
+    repo.add(s)
+    assert repo.resolve(s.id, "Noted.") and repo.find()[0]["errata"] == "Noted."
+    repo.close()

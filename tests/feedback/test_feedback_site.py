@@ -1,0 +1,101 @@
+"""``serve --site``: the built book beside the API on one origin (feedback/site.py), with a small site."""
+
+import gzip
+import os
+
+import brotli
+import pytest
+from starlette.testclient import TestClient
+
+from feedback.app import create_app
+from feedback.config import Config
+
+PAGE = "<!doctype html><title>Roofline</title>" + "<p>Bytes, not FLOPs.</p>" * 200
+
+
+@pytest.fixture
+def site(tmp_path):
+    root = tmp_path / "_book"
+    for path, data in {
+        "index.html": PAGE.encode(),
+        "chapters/roofline.html": PAGE.encode(),
+        "assets/js/book.js": b"console.log('book');\n" * 100,
+        "figures/fig-roofline-1-1116625782.svg": b"<svg xmlns='http://www.w3.org/2000/svg'></svg>" * 50,
+        "pagefind/fragment/en_5cb93af.pf_fragment": b"\x1f\x8b already gzip",
+        "pyodide/pyodide.asm.wasm": b"\0asm" + b"\1" * 5000,
+        "pyodide/pyodide.asm.wasm.gz": gzip.compress(b"\0asm" + b"\1" * 5000),
+        "pyodide/pyodide.mjs": b"export const x = 1;\n" * 100,
+    }.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_bytes(data)
+    return root
+
+
+@pytest.fixture
+def client(site, tmp_path):
+    app = create_app(Config(db=f"sqlite:///{tmp_path}/feedback.db", rate_limit="off"), site=str(site))
+    with TestClient(app, client=("127.0.0.1", 50000)) as c:
+        yield c
+
+
+@pytest.mark.parametrize("path, cache", [
+    ("/", "no-cache"),
+    ("/chapters/roofline.html", "no-cache"),
+    ("/assets/js/book.js", "no-cache"),  # not named by its content: revalidated (a 304 when unchanged)
+    ("/figures/fig-roofline-1-1116625782.svg", "public, max-age=31536000, immutable"),
+    ("/pagefind/fragment/en_5cb93af.pf_fragment", "public, max-age=31536000, immutable"),
+])
+def test_cache_control_by_kind_of_file(client, path, cache):
+    res = client.get(path)
+    assert res.status_code == 200 and res.headers["cache-control"] == cache
+
+
+def test_text_is_compressed_with_brotli_or_gzip_as_accepted(client, site):
+    raw = (site / "chapters/roofline.html").read_bytes()
+    br = client.get("/chapters/roofline.html", headers={"accept-encoding": "gzip, br"})
+    assert br.headers["content-encoding"] == "br" and br.headers["vary"] == "Accept-Encoding"
+    assert br.content == raw  # httpx decodes it
+    assert int(br.headers["content-length"]) < len(raw) / 5
+    gz = client.get("/chapters/roofline.html", headers={"accept-encoding": "gzip"})
+    assert gz.headers["content-encoding"] == "gzip" and gz.content == raw
+    plain = client.get("/chapters/roofline.html", headers={"accept-encoding": "identity"})
+    assert "content-encoding" not in plain.headers and plain.content == raw
+    assert br.headers["etag"] != gz.headers["etag"] != plain.headers["etag"]
+    refused = client.get("/chapters/roofline.html", headers={"accept-encoding": "br;q=0, gzip"})
+    assert refused.headers["content-encoding"] == "gzip"
+
+
+def test_precompressed_sibling_and_wasm_and_module_types(client, site):
+    wasm = client.get("/pyodide/pyodide.asm.wasm", headers={"accept-encoding": "gzip, br"})
+    assert wasm.headers["content-type"] == "application/wasm"
+    assert wasm.headers["content-encoding"] == "gzip"
+    assert int(wasm.headers["content-length"]) == os.path.getsize(site / "pyodide/pyodide.asm.wasm.gz")
+    assert wasm.content == (site / "pyodide/pyodide.asm.wasm").read_bytes()
+    assert client.get("/pyodide/pyodide.mjs").headers["content-type"].startswith("text/javascript")
+    fragment = client.get("/pagefind/fragment/en_5cb93af.pf_fragment", headers={"accept-encoding": "gzip"})
+    assert "content-encoding" not in fragment.headers  # not text: sent as it is
+
+
+def test_unchanged_file_is_a_304_for_each_encoding(client):
+    for coding in ("br", "gzip", "identity"):
+        first = client.get("/assets/js/book.js", headers={"accept-encoding": coding})
+        again = client.get("/assets/js/book.js", headers={"accept-encoding": coding, "if-none-match": first.headers["etag"]})
+        assert again.status_code == 304 and again.headers["cache-control"] == "no-cache"
+
+
+def test_api_review_and_site_share_the_origin(client):
+    assert client.get("/api/health").json() == {"status": "ok"}
+    assert client.get("/review").status_code == 200
+    assert client.post("/chapters/roofline.html", content=b"x").status_code == 405
+    assert client.get("/../etc/passwd").status_code == 404
+    assert client.get("/no/such/page.html").status_code == 404
+    # A page's own requests carry an Origin header; the site is not behind the API's CORS allow-list.
+    assert client.get("/assets/js/book.js", headers={"origin": "https://elsewhere.example"}).status_code == 200
+
+
+def test_serve_refuses_a_folder_that_is_not_a_built_book(tmp_path, capsys):
+    from feedback.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["serve", "--site", str(tmp_path)])
+    assert "not a built book" in capsys.readouterr().err
