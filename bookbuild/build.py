@@ -30,6 +30,7 @@ class Report:
     pdf: Path | None = None
     kernel: str = ""  # "started" or "reused" when a chapter ran, else empty
     kernel_pid: int | None = None
+    runtime: list[str] | None = None  # widget runtime: cache entries made now (None: not built)
 
 
 Progress = Callable[[str, str, float | None], None]
@@ -53,9 +54,32 @@ def _build(root: Path, formats: tuple[str, ...], progress: Progress, search: boo
     report = Report()
     t0 = time.perf_counter()
     cfg = config_mod.load(root)
-    pages = execute_all(cfg, report, progress, restart_kernel)
-    report.timings["execute"] = time.perf_counter() - t0
+    with ThreadPoolExecutor(max_workers=1) as beside:
+        # the widget runtime needs no chapter: it is made (or found in the per-user cache) while
+        # the chapters execute, mostly in Node and libdeflate, outside this process's GIL
+        runtime = None
+        if "html" in formats and website.has_widget_runtime(cfg):
+            runtime = beside.submit(widget_runtime, cfg, report, progress)
+        pages = execute_all(cfg, report, progress, restart_kernel)
+        report.timings["execute"] = time.perf_counter() - t0
+        _write(cfg, formats, progress, search, report, pages)
+        if runtime:
+            runtime.result()
+    report.timings["total"] = time.perf_counter() - t0
+    return report
 
+
+def widget_runtime(cfg: config_mod.BookConfig, report: Report, progress: Progress) -> None:
+    t = time.perf_counter()
+    report.runtime = website.widget_runtime(cfg)
+    report.timings["runtime"] = time.perf_counter() - t
+    what = f"made {' and '.join(report.runtime)}" if report.runtime else "from the per-user cache"
+    progress("runtime", f"widget runtime ({what})", report.timings["runtime"])
+
+
+def _write(cfg: config_mod.BookConfig, formats: tuple[str, ...], progress: Progress, search: bool,
+           report: Report, pages: dict[str, dict[str, Any]]) -> None:
+    """Read the executed chapters, number cross-references, write the site and the PDF."""
     t = time.perf_counter()
     asts = read_all(cfg, pages, progress)
     xpages = [xref.Page(ch.source.as_posix(), ch.output.as_posix(), asts[ch.source.as_posix()],
@@ -64,7 +88,7 @@ def _build(root: Path, formats: tuple[str, ...], progress: Progress, search: boo
     index = xref.build_index(xpages)
     xref.check_references(xpages, index)
     cites = check_citations(cfg, xpages)
-    index_path = root / ".bookcache" / "xref.json"
+    index_path = cfg.root / ".bookcache" / "xref.json"
     index_path.write_text(json.dumps(index))
     report.timings["read"] = time.perf_counter() - t
 
@@ -86,8 +110,6 @@ def _build(root: Path, formats: tuple[str, ...], progress: Progress, search: boo
             site.result()
         if book:
             report.pdf = book.result()
-    report.timings["total"] = time.perf_counter() - t0
-    return report
 
 
 def execute_all(cfg: config_mod.BookConfig, report: Report, progress: Progress,

@@ -319,9 +319,19 @@ def static_files(cfg: BookConfig) -> None:
         target = out / "assets" / "katex" / "katex.min.css"
         if not target.exists():
             shutil.copy2(katex / "katex.min.css", target)
-    if (cfg.root / "widgets" / "bundle.py").exists():
-        from widgets import bundle  # the widget runtime (Pyodide + calc) ships inside the site
-        bundle.build_runtime(out, cfg.root)
+
+
+def has_widget_runtime(cfg: BookConfig) -> bool:
+    return (cfg.root / "widgets" / "bundle.py").exists()
+
+
+def widget_runtime(cfg: BookConfig) -> list[str]:
+    """The widget runtime (Pyodide + calc) inside the site; what it had to make (see
+    widgets.bundle.build_runtime). It needs no chapter, so the build runs it beside them."""
+    from widgets import bundle
+    made: list[str] = []
+    bundle.build_runtime(cfg.out, cfg.root, made=made)
+    return made
 
 
 def run_pagefind(cfg: BookConfig) -> None:
