@@ -13,7 +13,7 @@ from typing import Any, Callable
 from . import config as config_mod
 from . import pandoc, pdf, website, xref
 from .config import BIB_KEY
-from .cache import ExecCache, digest, file_digest
+from .cache import ExecCache, Recorder, Replay, Stale, digest, file_digest, source_key
 from .errors import BuildError, line_of
 from .execute import Kernel, daemon_seconds, matplotlibrc_files
 from .markdown import render as render_markdown
@@ -25,6 +25,7 @@ class Report:
     """What a build did, for the progress display and the benchmarks."""
     executed: list[str] = field(default_factory=list)
     cached: list[str] = field(default_factory=list)
+    replayed: list[str] = field(default_factory=list)  # prose changed, cells and inline code not
     timings: dict[str, float] = field(default_factory=dict)
     html_pages: list[str] = field(default_factory=list)
     pdf: Path | None = None
@@ -138,23 +139,39 @@ def execute_all(cfg: config_mod.BookConfig, report: Report, progress: Progress,
                 out[key] = {"markdown": text, "text": text}  # nothing to run: neither executed nor cached
                 continue
             hit = cache.lookup(ch.stem, text, settings)
-            if hit is not None:
+            if hit is not None and hit["source"] == source_key(text, settings) and cache.figures_exist(ch.stem, hit):
                 out[key] = {"markdown": hit["markdown"], "text": text}
                 report.cached.append(key)
                 progress("execute", key + " (cached)", 0.0)
                 continue
-            t = time.perf_counter()
-            if kernel is None:
-                kernel = Kernel(cfg.root, keep_alive=keep_kernel, restart=restart_kernel)
             defaults = dict(cfg.execute)
             defaults["execute-dir"] = cfg.execute_dir
+            fig_dir = cfg.root / ".bookcache" / "figures" / ch.stem
+            t = time.perf_counter()
+            if hit is not None and "calls" in hit:       # the prose changed: the kernel's answers did not
+                replay = Replay(cfg.root, hit["calls"])
+                try:
+                    markdown, figures = render_markdown(doc, replay, defaults, fig_dir, ch.stem)
+                except Stale:
+                    pass
+                except BuildError as err:
+                    raise err.located(ch.source)
+                else:
+                    if replay.done():
+                        cache.store(ch.stem, text, settings, markdown, hit["modules"], figures, hit["calls"])
+                        out[key] = {"markdown": markdown, "text": text}
+                        report.replayed.append(key)
+                        progress("execute", key + " (prose only: outputs reused)", time.perf_counter() - t)
+                        continue
+            if kernel is None:
+                kernel = Kernel(cfg.root, keep_alive=keep_kernel, restart=restart_kernel)
+            recorder = Recorder(kernel)
             try:
-                markdown, figures = render_markdown(doc, kernel, defaults,
-                                                    cfg.root / ".bookcache" / "figures" / ch.stem, ch.stem)
+                markdown, figures = render_markdown(doc, recorder, defaults, fig_dir, ch.stem)
             except BuildError as err:
                 raise err.located(ch.source)
             modules = kernel.project_modules()
-            cache.store(ch.stem, text, settings, markdown, modules, figures)
+            cache.store(ch.stem, text, settings, markdown, modules, figures, recorder.calls)
             out[key] = {"markdown": markdown, "text": text}
             report.executed.append(key)
             progress("execute", key, time.perf_counter() - t)
