@@ -139,3 +139,20 @@ def test_a_prose_edit_with_a_changed_module_runs_the_chapter(warm_book):
     report = build(warm_book, ("html",), search=False)
     assert report.executed == ["chapters/one.qmd"] and report.replayed == []
     assert "The ridge point is 8.0 FLOP/byte" in html(warm_book, "chapters/one.html")
+
+
+def test_many_chapters_run_in_two_kernels_each_from_a_clean_namespace(fixture_book):
+    """A cold build with many chapters to run shares them between two kernels (two cores)."""
+    config = fixture_book / "_quarto.yml"
+    extra = [f"chapters/x{i}.qmd" for i in range(4)]
+    for i, rel in enumerate(extra):
+        (fixture_book / rel).write_text(
+            f"# Extra {i} {{#sec-extra-{i}}}\n\n```{{python}}\nimport os, time\n"
+            "assert 'leftover' not in globals()\nleftover = 1\ntime.sleep(0.5)\npid = os.getpid()\n```\n\n"
+            "Kernel `{python} pid`.\n")
+    config.write_text(config.read_text().replace("        - chapters/two.qmd\n",
+                                                 "        - chapters/two.qmd\n" + "".join(f"        - {r}\n" for r in extra)))
+    report = build(fixture_book, ("html",), search=False)
+    assert report.executed == [*CHAPTERS, *extra]              # in book order, whichever kernel ran them
+    pids = {html(fixture_book, r.replace(".qmd", ".html")).split("Kernel ")[1].split(".")[0] for r in extra}
+    assert len(pids) == 2
