@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -13,7 +15,7 @@ from typing import Any, Callable
 from . import config as config_mod
 from . import pandoc, pdf, website, xref
 from .config import BIB_KEY
-from .cache import ExecCache, digest, file_digest
+from .cache import ExecCache, Recorder, Replay, Stale, digest, file_digest, source_key
 from .errors import BuildError, line_of
 from .execute import Kernel, daemon_seconds, matplotlibrc_files
 from .markdown import render as render_markdown
@@ -25,14 +27,17 @@ class Report:
     """What a build did, for the progress display and the benchmarks."""
     executed: list[str] = field(default_factory=list)
     cached: list[str] = field(default_factory=list)
+    replayed: list[str] = field(default_factory=list)  # prose changed, cells and inline code not
     timings: dict[str, float] = field(default_factory=dict)
     html_pages: list[str] = field(default_factory=list)
     pdf: Path | None = None
     kernel: str = ""  # "started" or "reused" when a chapter ran, else empty
     kernel_pid: int | None = None
+    runtime: list[str] | None = None  # widget runtime: cache entries made now (None: not built)
 
 
 Progress = Callable[[str, str, float | None], None]
+PARALLEL_FROM = 4  # chapters to run before a second kernel pays for its start
 
 
 def _quiet(stage: str, item: str, seconds: float | None) -> None:
@@ -55,9 +60,41 @@ def _build(root: Path, formats: tuple[str, ...], progress: Progress, search: boo
     cfg = config_mod.load(root)
     run_scripts(cfg, "pre-render", {"QUARTO_PROJECT_INPUT_FILES": "\n".join(ch.source.as_posix() for ch in cfg.chapters)},
                 progress)
-    pages = execute_all(cfg, report, progress, restart_kernel)
-    report.timings["execute"] = time.perf_counter() - t0
+    post_render = list(cfg.post_render)
+    with ThreadPoolExecutor(max_workers=1) as beside:
+        # The widget runtime's post-render script reads nothing the render writes, so bookbuild runs
+        # it in-process while the chapters execute (mostly Node and libdeflate, outside the GIL)
+        # instead of after the render, with the same result in the output folder.
+        runtime = None
+        if "html" in formats and website.runtime_script(cfg) in post_render:
+            post_render.remove(website.runtime_script(cfg))
+            runtime = beside.submit(widget_runtime, cfg, report, progress)
+        pages = execute_all(cfg, report, progress, restart_kernel)
+        report.timings["execute"] = time.perf_counter() - t0
+        _write(cfg, formats, progress, search, report, pages)
+        if runtime:
+            runtime.result()
+    outputs = [f"{cfg.output_dir}/{p}" for p in report.html_pages]
+    if report.pdf:
+        outputs.append(f"{cfg.output_dir}/{report.pdf.name}")
+    t = time.perf_counter()
+    run_scripts(cfg, "post-render", {"QUARTO_PROJECT_OUTPUT_FILES": "\n".join(outputs)}, progress, post_render)
+    report.timings["post-render"] = time.perf_counter() - t
+    report.timings["total"] = time.perf_counter() - t0
+    return report
 
+
+def widget_runtime(cfg: config_mod.BookConfig, report: Report, progress: Progress) -> None:
+    t = time.perf_counter()
+    report.runtime = website.widget_runtime(cfg)
+    report.timings["runtime"] = time.perf_counter() - t
+    what = f"made {' and '.join(report.runtime)}" if report.runtime else "from the per-user cache"
+    progress("runtime", f"widget runtime ({what})", report.timings["runtime"])
+
+
+def _write(cfg: config_mod.BookConfig, formats: tuple[str, ...], progress: Progress, search: bool,
+           report: Report, pages: dict[str, dict[str, Any]]) -> None:
+    """Read the executed chapters, number cross-references, write the site and the PDF."""
     t = time.perf_counter()
     asts = read_all(cfg, pages, progress)
     xpages = [xref.Page(ch.source.as_posix(), ch.output.as_posix(), asts[ch.source.as_posix()],
@@ -66,7 +103,7 @@ def _build(root: Path, formats: tuple[str, ...], progress: Progress, search: boo
     index = xref.build_index(xpages)
     xref.check_references(xpages, index)
     cites = check_citations(cfg, xpages)
-    index_path = root / ".bookcache" / "xref.json"
+    index_path = cfg.root / ".bookcache" / "xref.json"
     index_path.write_text(json.dumps(index))
     report.timings["read"] = time.perf_counter() - t
 
@@ -88,17 +125,10 @@ def _build(root: Path, formats: tuple[str, ...], progress: Progress, search: boo
             site.result()
         if book:
             report.pdf = book.result()
-    outputs = [f"{cfg.output_dir}/{p}" for p in report.html_pages]
-    if report.pdf:
-        outputs.append(f"{cfg.output_dir}/{report.pdf.name}")
-    t = time.perf_counter()
-    run_scripts(cfg, "post-render", {"QUARTO_PROJECT_OUTPUT_FILES": "\n".join(outputs)}, progress)
-    report.timings["post-render"] = time.perf_counter() - t
-    report.timings["total"] = time.perf_counter() - t0
-    return report
 
 
-def run_scripts(cfg: config_mod.BookConfig, stage: str, env: dict[str, str], progress: Progress) -> None:
+def run_scripts(cfg: config_mod.BookConfig, stage: str, env: dict[str, str], progress: Progress,
+                commands: list[str] | None = None) -> None:
     """``project: pre-render:`` / ``post-render:`` commands, run as Quarto runs them (runScripts in
     src/command/render/project.ts): in the project folder, split like a shell command line, with
     QUARTO_PROJECT_OUTPUT_DIR, QUARTO_PROJECT_RENDER_ALL and the input or output files in the
@@ -106,7 +136,8 @@ def run_scripts(cfg: config_mod.BookConfig, stage: str, env: dict[str, str], pro
     import os
     import shlex
     import subprocess
-    commands = cfg.pre_render if stage == "pre-render" else cfg.post_render
+    if commands is None:
+        commands = cfg.pre_render if stage == "pre-render" else cfg.post_render
     for command in commands:
         t = time.perf_counter()
         full = {**os.environ, "QUARTO_PROJECT_OUTPUT_DIR": str(cfg.out), "QUARTO_PROJECT_RENDER_ALL": "1", **env}
@@ -131,48 +162,94 @@ def execute_all(cfg: config_mod.BookConfig, report: Report, progress: Progress,
                 "execute-dir": cfg.execute_dir,
                 # every figure is drawn with the project's matplotlib settings
                 "matplotlibrc": [file_digest(rc) for rc in matplotlibrc_files(cfg.root)]}
-    kernel: Kernel | None = None
     try:
         keep_kernel = daemon_seconds(cfg.execute)
     except BuildError as err:
         config_path = cfg.root / config_mod.CONFIG_NAME
         raise err.located(config_path, line_of(config_path.read_text(encoding="utf-8"), "daemon:"))
+    defaults = dict(cfg.execute)
+    defaults["execute-dir"] = cfg.execute_dir
     out: dict[str, dict[str, Any]] = {}
-    try:
-        for ch in cfg.chapters:
-            key = ch.source.as_posix()
-            path = cfg.root / ch.source
-            text = path.read_text(encoding="utf-8")
-            doc = parse(path, text)
-            if not doc.cells and "`{python}" not in text:
-                out[key] = {"markdown": text, "text": text}  # nothing to run: neither executed nor cached
-                continue
-            hit = cache.lookup(ch.stem, text, settings)
-            if hit is not None:
-                out[key] = {"markdown": hit["markdown"], "text": text}
-                report.cached.append(key)
-                progress("execute", key + " (cached)", 0.0)
-                continue
-            t = time.perf_counter()
-            if kernel is None:
-                kernel = Kernel(cfg.root, keep_alive=keep_kernel, restart=restart_kernel)
-            defaults = dict(cfg.execute)
-            defaults["execute-dir"] = cfg.execute_dir
+    todo: list[tuple[config_mod.Chapter, str, Any]] = []       # chapters the kernel must run
+    for ch in cfg.chapters:
+        key = ch.source.as_posix()
+        path = cfg.root / ch.source
+        text = path.read_text(encoding="utf-8")
+        doc = parse(path, text)
+        if not doc.cells and "`{python}" not in text:
+            out[key] = {"markdown": text, "text": text}  # nothing to run: neither executed nor cached
+            continue
+        hit = cache.lookup(ch.stem, text, settings)
+        if hit is not None and hit["source"] == source_key(text, settings) and cache.figures_exist(ch.stem, hit):
+            out[key] = {"markdown": hit["markdown"], "text": text}
+            report.cached.append(key)
+            progress("execute", key + " (cached)", 0.0)
+            continue
+        t = time.perf_counter()
+        if hit is not None and "calls" in hit:       # the prose changed: the kernel's answers did not
+            replay = Replay(cfg.root, hit["calls"])
             try:
-                markdown, figures = render_markdown(doc, kernel, defaults,
-                                                    cfg.root / ".bookcache" / "figures" / ch.stem, ch.stem)
+                markdown, figures = render_markdown(doc, replay, defaults, cfg.root / ".bookcache" / "figures" / ch.stem,
+                                                    ch.stem)
+            except Stale:
+                pass
             except BuildError as err:
                 raise err.located(ch.source)
-            modules = kernel.project_modules()
-            cache.store(ch.stem, text, settings, markdown, modules, figures)
-            out[key] = {"markdown": markdown, "text": text}
-            report.executed.append(key)
-            progress("execute", key, time.perf_counter() - t)
+            else:
+                if replay.done():
+                    cache.store(ch.stem, text, settings, markdown, hit["modules"], figures, hit["calls"])
+                    out[key] = {"markdown": markdown, "text": text}
+                    report.replayed.append(key)
+                    progress("execute", key + " (prose only: outputs reused)", time.perf_counter() - t)
+                    continue
+        todo.append((ch, text, doc))
+
+    def run(kernel: Kernel, ch: config_mod.Chapter, text: str, doc: Any) -> None:
+        t = time.perf_counter()
+        recorder = Recorder(kernel)
+        try:
+            markdown, figures = render_markdown(doc, recorder, defaults, cfg.root / ".bookcache" / "figures" / ch.stem,
+                                                ch.stem)
+        except BuildError as err:
+            raise err.located(ch.source)
+        cache.store(ch.stem, text, settings, markdown, kernel.project_modules(), figures, recorder.calls)
+        out[ch.source.as_posix()] = {"markdown": markdown, "text": text}
+        report.executed.append(ch.source.as_posix())
+        progress("execute", ch.source.as_posix(), time.perf_counter() - t)
+
+    # Many chapters to run (a cold build, a module most chapters import): two kernels take them
+    # in turn, each chapter still in a clean namespace; a few run in the one kept kernel.
+    slots = 2 if len(todo) >= PARALLEL_FROM and (os.cpu_count() or 1) > 1 else 1
+    kernels = [Kernel(cfg.root, keep_alive=keep_kernel, restart=restart_kernel, slot=i) for i in range(slots)]
+    queue, failed = list(todo), threading.Event()
+    lock = threading.Lock()
+
+    def worker(kernel: Kernel) -> None:
+        while not failed.is_set():
+            with lock:
+                if not queue:
+                    return
+                job = queue.pop(0)
+            try:
+                run(kernel, *job)
+            except BaseException:
+                failed.set()
+                raise
+
+    try:
+        if todo:
+            with ThreadPoolExecutor(max_workers=slots) as pool:
+                for job in [pool.submit(worker, k) for k in kernels]:
+                    job.result()
     finally:
-        if kernel is not None:
-            report.kernel = "reused" if kernel.reused else "started"
-            report.kernel_pid = kernel.pid
+        used = [k for k in kernels if k.pid is not None]
+        if used:
+            report.kernel = "reused" if used[0].reused else "started"
+            report.kernel_pid = used[0].pid
+        for kernel in kernels:
             kernel.close()
+    order = [ch.source.as_posix() for ch in cfg.chapters]
+    report.executed.sort(key=order.index)
     return out
 
 

@@ -145,12 +145,14 @@ class CellResult:
 class Kernel:
     """A single Jupyter kernel, started (or reconnected to) lazily and reused across chapters."""
 
-    def __init__(self, root: Path, keep_alive: float = 0.0, timeout: float = 600, restart: bool = False):
+    def __init__(self, root: Path, keep_alive: float = 0.0, timeout: float = 600, restart: bool = False,
+                 slot: int = 0):
         self.root = Path(root)
         self.keep_alive = keep_alive
         self.timeout = timeout
         self.restart = restart
-        self.dir = self.root / ".bookcache" / "kernel"
+        # a build may run chapters in two kernels at once; each is kept in its own folder
+        self.dir = self.root / ".bookcache" / ("kernel" if slot == 0 else f"kernel-{slot}")
         self._kc: Any = None
         self._proc: subprocess.Popen | None = None
         self.pid: int | None = None

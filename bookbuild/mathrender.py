@@ -8,7 +8,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from .cache import digest
+from .cache import digest, shared_entry, user_cache_dir
 from .errors import BuildError
 
 # pandoc --katex writes the TeX, HTML-escaped, in a span (older pandocs add \( \) or \[ \])
@@ -93,20 +93,19 @@ def subset_fonts(src: Path, dest: Path, root: Path) -> bool:
     page with math fetches a few KB of font instead of tens. Falls back to the full fonts when
     fontTools is missing. The woff and ttf fallbacks, which browsers fetch only without woff2
     support, are copied whole. Twenty fonts take about 1.7 s of CPU, so they are cut on every
-    core, and only again when the math's characters change."""
+    core, and only again when the math's characters change (in the per-user cache, see
+    bookbuild.cache.user_cache_dir)."""
     chars = used_characters(root)
     key = digest(chars, *(p.name + str(p.stat().st_size) for p in sorted(src.glob("*.woff2"))))
-    cached = root / ".bookcache" / "katex-fonts" / key
-    if not cached.exists():
-        try:
-            import fontTools  # noqa: F401
-        except ImportError:
-            return False
+    try:
+        import fontTools  # noqa: F401
+    except ImportError:
+        return False
+
+    def make(tmp: Path) -> None:
         import multiprocessing
         import os
         from concurrent.futures import ProcessPoolExecutor
-        tmp = cached.with_suffix(".tmp")
-        tmp.mkdir(parents=True, exist_ok=True)
         fonts = sorted(src.glob("*.woff2"), key=lambda p: -p.stat().st_size)  # biggest first
         # read from the TTF twin when there is one: fontTools loads a TTF's glyphs lazily, but
         # decodes every glyph of a woff2 first (half the time, for the same output)
@@ -118,7 +117,9 @@ def subset_fonts(src: Path, dest: Path, root: Path) -> bool:
             for job in [pool.submit(_subset_one, str(s), str(tmp / f.name), chars)
                         for f, s in zip(fonts, sources)]:
                 job.result()
-        tmp.rename(cached)
+
+    # the cut fonts depend only on the characters and KaTeX's fonts: kept for every clone
+    cached, _ = shared_entry(user_cache_dir() / "katex-fonts" / key, make)
     dest.mkdir(parents=True, exist_ok=True)
     for p in cached.iterdir():
         target = dest / p.name

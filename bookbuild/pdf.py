@@ -10,10 +10,11 @@ from pathlib import Path
 
 import jinja2
 
-from . import xref
+from . import typstd, xref
 from .cache import cached_text, digest, file_digest
 from .config import BookConfig
 from .errors import BuildError
+from .execute import daemon_seconds
 from .website import conversion_key, convert, references_page
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -71,15 +72,14 @@ def write_pdf(cfg: BookConfig, pages: list[xref.Page], index_path: Path, cites: 
         return pdf_path
     book_typ.write_text(source, encoding="utf-8")
     t = time.perf_counter()
-    import typst
     cfg.out.mkdir(parents=True, exist_ok=True)
     try:
-        typst.compile(str(book_typ), output=str(pdf_path), root=str(cfg.root))
+        kept = typstd.compile_pdf(book_typ, pdf_path, cfg.root, daemon_seconds(cfg.execute))
     except Exception as exc:  # typst raises its own error type with the diagnostics
         raise BuildError("typst could not compile the PDF", book_typ, detail=str(exc),
                          hint="the message names a line of the generated book.typ") from None
     stamp.write_text(key)
-    progress("pdf", cfg.pdf_name, time.perf_counter() - t)
+    progress("pdf", cfg.pdf_name + (" (kept typst compiler)" if kept else ""), time.perf_counter() - t)
     return pdf_path
 
 

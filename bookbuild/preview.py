@@ -124,7 +124,7 @@ def rebuild(root: Path, hub: Hub, log=print) -> bool:
         log(f"error: {err}")
         hub.publish("error-report", str(err))
         return False
-    executed = ", ".join(report.executed) or "nothing executed"
+    executed = ", ".join([*report.executed, *(f"{c} (prose only)" for c in report.replayed)]) or "nothing executed"
     log(f"rebuilt in {time.perf_counter() - t:.2f} s ({executed})")
     hub.publish("reload")
     return True

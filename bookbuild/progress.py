@@ -22,7 +22,8 @@ def run_build(root: Path, formats: tuple[str, ...], search: bool = True,
     console.print(f"[bold green]built[/bold green] {len(report.html_pages)} pages"
                   + (f" and {report.pdf.name}" if report.pdf else "")
                   + f" in {t['total']:.2f} s (execute {t.get('execute', 0):.2f}, read {t.get('read', 0):.2f}, "
-                  f"html {t.get('html', 0):.2f}, pdf {t.get('pdf', 0):.2f}); "
+                  f"html {t.get('html', 0):.2f}, pdf {t.get('pdf', 0):.2f}"
+                  + (f", widget runtime {t['runtime']:.2f} beside them" if "runtime" in t else "") + "); "
                   f"{len(report.executed)} executed, {len(report.cached)} from cache"
                   + (f"; Jupyter kernel {report.kernel}" if report.kernel else ""))
     return report

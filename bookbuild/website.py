@@ -387,6 +387,26 @@ def static_files(cfg: BookConfig) -> None:
             shutil.copy2(katex / "katex.min.css", target)
 
 
+RUNTIME_SCRIPT = "python3 -m widgets.bundle"
+
+
+def runtime_script(cfg: BookConfig) -> str | None:
+    """The post-render command that puts the widgets' runtime in the site, if the book declares it
+    and has the module (``_quarto.yml``: ``project: post-render: python3 -m widgets.bundle``)."""
+    if (cfg.root / "widgets" / "bundle.py").exists() and RUNTIME_SCRIPT in cfg.post_render:
+        return RUNTIME_SCRIPT
+    return None
+
+
+def widget_runtime(cfg: BookConfig) -> list[str]:
+    """The widget runtime (Pyodide + calc) inside the site; what it had to make (see
+    widgets.bundle.build_runtime). It needs no chapter, so the build runs it beside them."""
+    from widgets import bundle
+    made: list[str] = []
+    bundle.build_runtime(cfg.out, cfg.root, made=made)
+    return made
+
+
 def run_pagefind(cfg: BookConfig) -> None:
     exe = node_modules(cfg.root) / ".bin" / "pagefind"
     if not exe.exists():

@@ -9,6 +9,17 @@ import pytest
 # running for five minutes per temporary book; tests/build/test_kernel_daemon.py covers the kept one.
 os.environ.setdefault("BOOKBUILD_EXECUTE_DAEMON", "0")
 
+# The per-user build cache (bookbuild.cache.user_cache_dir: the widget runtime, the packed wasm) is
+# one temporary folder for the whole session: the suite neither reads nor fills a real user's, so
+# it runs the same on a fresh machine (CI) as on a developer's.
+import atexit  # noqa: E402
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+
+USER_CACHE = tempfile.mkdtemp(prefix="bookbuild-test-cache-")
+os.environ["BOOKBUILD_CACHE_DIR"] = USER_CACHE
+atexit.register(shutil.rmtree, USER_CACHE, True)
+
 from webwatch import CHROMIUM, CHROMIUM_ARGS  # noqa: E402,F401  (tests/ is on sys.path: rootdir conftest)
 
 

@@ -3,21 +3,25 @@
 ``build_runtime(site_dir, project_root)`` writes ``site_dir/pyodide/``:
 
 * ``pyodide.mjs``, ``pyodide.asm.mjs``, ``pyodide.asm.wasm`` from ``node_modules/pyodide``;
-* ``pyodide.asm.wasm.gz``: the same wasm gzipped by Zopfli, 4% smaller than a host's gzip
-  (3.41 MB against 3.56 MB at level 6); the worker fetches it and un-gzips it as it streams
-  into the compiler.  Compressed once per Pyodide release (about 13 s), kept in
-  ``.bookcache/pyodide/wasm-<version>/``; without the ``zopfli`` package, gzip level 9;
+* ``pyodide.asm.wasm.gz``: the same wasm gzipped by libdeflate at its best level (PyPI
+  ``deflate``): 3.39 MB against a host's 3.55 MB (gzip level 6), and smaller than Zopfli's
+  3.42 MB, which took four times as long; the worker fetches it and un-gzips it as it streams
+  into the compiler.  Packed once per Pyodide release and machine (about 3 s); without the
+  ``deflate`` package, gzip level 9;
 * ``python_stdlib.zip.gz``: only the standard-library modules the widgets touch,
-  precompiled to ``.pyc`` by Pyodide's own interpreter (run under Node), Zopfli-gzipped;
+  precompiled to ``.pyc`` by Pyodide's own interpreter (run under Node), packed the same way;
 * ``book-py.zip.gz``: ``calc`` and ``widgets`` as ``.pyc`` (line numbers kept, column tables dropped);
   both are zips of stored entries, gzipped whole (the worker un-gzips them);
 * ``book-runtime.mjs``: the content key (cache busting), ``PACKED`` (".gz" or "")
   and an empty package lockfile, so the worker never fetches Pyodide's 120 kB package index.
 
-The Node step takes a few seconds; its output is cached in
-``.bookcache/pyodide/<key>/``, keyed on the Pyodide version and the sources, so
-a rebuild with nothing changed only compares files.  Without Node, a plain
-fallback (``FALLBACK_MODULES`` as ``.py``) keeps the book buildable.
+What the Node step makes depends only on its inputs (the Pyodide release, the prep script, this
+file, ``calc`` and ``widgets``), so it is kept in the per-user cache
+(``bookbuild.cache.user_cache_dir()``: ``$BOOKBUILD_CACHE_DIR``, else ``~/.cache/bookbuild``)
+under ``widget-runtime/<key>/`` and made once per key for every clone on the machine; the packed
+wasm under ``pyodide-wasm/<version>-<codec>/``.  A build with nothing changed only compares
+files.  Without Node, a plain fallback (``FALLBACK_MODULES`` as ``.py``) keeps the book
+buildable; it is not cached, so the next build tries Node again.
 """
 from __future__ import annotations
 
@@ -30,6 +34,9 @@ import sys
 import tempfile
 import zipfile
 from pathlib import Path
+from typing import Callable
+
+from bookbuild.cache import shared_entry, user_cache_dir
 
 WASM = "pyodide.asm.wasm"
 RUNTIME_FILES = ("pyodide.mjs", "pyodide.asm.mjs", WASM)
@@ -38,30 +45,44 @@ ARCHIVE_EXTS = (".gz", "")      # gzipped whole by the Node step; plain zips fro
 PACKAGES = ("calc", "widgets")
 HERE = Path(__file__).resolve().parent
 PREP = HERE / "prep_runtime.mjs"
+LEVEL = 12                      # libdeflate's best; 10 is 0.1% larger in a third of the time
 
 
-def build_runtime(site_dir: Path, project_root: Path, *, node: str = "node") -> dict:
-    """Write ``site_dir/pyodide/``; returns {file name: bytes} of what is there."""
+def build_runtime(site_dir: Path, project_root: Path, *, node: str = "node", cache_dir: Path | None = None,
+                  made: list[str] | None = None) -> dict:
+    """Write ``site_dir/pyodide/``; returns {file name: bytes} of what is there. ``made`` (if
+    given) gets the names of the cache entries made now rather than found ("wasm", "runtime")."""
     site_dir, project_root = Path(site_dir), Path(project_root)
-    src = project_root / "node_modules" / "pyodide"
-    if not (src / "pyodide.asm.wasm").exists():
-        raise FileNotFoundError(f"{src}: Pyodide is missing; run `npm ci` in {project_root}")
+    cache_dir = Path(cache_dir) if cache_dir else user_cache_dir()
+    made = made if made is not None else []
+    src = pyodide_dir(project_root)
     out = site_dir / "pyodide"
     out.mkdir(parents=True, exist_ok=True)
     for name in RUNTIME_FILES:
         _copy_if_changed(src / name, out / name)
-    _copy_if_changed(_packed_wasm(src, project_root), out / (WASM + ".gz"))
+    _copy_if_changed(_packed_wasm(src, cache_dir, made), out / (WASM + ".gz"))
 
-    key = _content_key(src, project_root)
-    cache = project_root / ".bookcache" / "pyodide" / key
-    if not any((cache / f"book-py.zip{ext}").exists() for ext in ARCHIVE_EXTS):
-        _prepare(src, project_root, cache, node)
-    ext = next(e for e in ARCHIVE_EXTS if (cache / f"book-py.zip{e}").exists())
-    for name in ARCHIVES:
-        _copy_if_changed(cache / (name + ext), out / (name + ext))
-        for other in ARCHIVE_EXTS:             # a variant left by an earlier build
-            if other != ext and (out / (name + other)).exists():
-                (out / (name + other)).unlink()
+    key = content_key(src, project_root)
+    fallback = None
+    try:
+        entry, fresh = shared_entry(cache_dir / "widget-runtime" / key,
+                                    lambda tmp: _prepare(src, project_root, tmp, node))
+        if fresh:
+            made.append("runtime")
+    except NodeFailed as exc:
+        print(f"widgets.bundle: Node step failed, shipping .py fallback: {exc}", file=sys.stderr)
+        entry = fallback = Path(tempfile.mkdtemp(prefix="pyodide-fallback-"))
+        _fallback(src, project_root, entry)
+    try:
+        ext = next(e for e in ARCHIVE_EXTS if (entry / f"book-py.zip{e}").exists())
+        for name in ARCHIVES:
+            _copy_if_changed(entry / (name + ext), out / (name + ext))
+            for other in ARCHIVE_EXTS:             # a variant left by an earlier build
+                if other != ext and (out / (name + other)).exists():
+                    (out / (name + other)).unlink()
+    finally:
+        if fallback:
+            shutil.rmtree(fallback, ignore_errors=True)
 
     lock = json.loads((src / "pyodide-lock.json").read_text())
     config = (f"export const KEY = {json.dumps(key)};\n"
@@ -71,44 +92,46 @@ def build_runtime(site_dir: Path, project_root: Path, *, node: str = "node") -> 
     return {p.name: p.stat().st_size for p in sorted(out.iterdir())}
 
 
-def _packed_wasm(src: Path, project_root: Path) -> Path:
-    """The wasm gzipped as tightly as we can, cached per Pyodide release."""
-    version = json.loads((src / "package.json").read_text())["version"]
-    packed = project_root / ".bookcache" / "pyodide" / f"wasm-{version}" / (WASM + ".gz")
-    if packed.exists():
-        return packed
-    _write_atomic(packed, _gzip_tight((src / WASM).read_bytes()))
-    return packed
+def pyodide_dir(project_root: Path) -> Path:
+    """``node_modules/pyodide``, found as Node finds packages (here or in a parent folder), else
+    beside this file (a copy of a book built from elsewhere, e.g. a test's)."""
+    for folder in (project_root, *project_root.parents, HERE.parent):
+        if (folder / "node_modules" / "pyodide" / WASM).exists():
+            return folder / "node_modules" / "pyodide"
+    raise FileNotFoundError(f"{project_root}/node_modules/pyodide: Pyodide is missing; run `npm ci` in {project_root}")
 
 
-def _gzip_tight(data: bytes) -> bytes:
+def _packer() -> tuple[str, Callable[[bytes], bytes]]:
+    """The tightest gzip we have, and its name (part of cache keys)."""
     try:
-        import zopfli.gzip
-        return zopfli.gzip.compress(data, numiterations=1)   # more iterations: 0.1% for 3x the time
+        import deflate
+        return f"libdeflate-{LEVEL}", lambda data: deflate.gzip_compress(data, LEVEL)
     except ImportError:
-        return gzip.compress(data, 9, mtime=0)
+        return "gzip-9", lambda data: gzip.compress(data, 9, mtime=0)
 
 
-def _repack_tight(archive: Path, project_root: Path) -> None:
-    """Re-gzip ``archive`` with Zopfli (3.5% smaller than zlib's best), keyed on its content:
-    the standard-library archive stays byte-identical while only calc or widgets change,
-    so its 6 s of Zopfli are paid once per set of modules."""
-    raw = gzip.decompress(archive.read_bytes())
-    done = project_root / ".bookcache" / "pyodide" / "zopfli" / (hashlib.sha256(raw).hexdigest()[:24] + ".gz")
-    if not done.exists():
-        _write_atomic(done, _gzip_tight(raw))
-    shutil.copyfile(done, archive)
+def _packed_wasm(src: Path, cache_dir: Path, made: list[str]) -> Path:
+    """The wasm gzipped as tightly as we can, made once per Pyodide release (and packer)."""
+    version = json.loads((src / "package.json").read_text())["version"]
+    codec, pack = _packer()
+
+    def make(tmp: Path) -> None:
+        (tmp / (WASM + ".gz")).write_bytes(pack((src / WASM).read_bytes()))
+
+    entry, fresh = shared_entry(cache_dir / "pyodide-wasm" / f"{version}-{codec}", make)
+    if fresh:
+        made.append("wasm")
+    return entry / (WASM + ".gz")
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    tmp.replace(path)
+def _repack(archive: Path) -> None:
+    """Re-gzip an archive the Node step wrote with zlib's best: 3% smaller."""
+    archive.write_bytes(_packer()[1](gzip.decompress(archive.read_bytes())))
 
 
-def _content_key(src: Path, project_root: Path) -> str:
-    h = hashlib.sha256()
+def content_key(src: Path, project_root: Path) -> str:
+    """Everything the Node step's output depends on (this file is among the widgets' sources)."""
+    h = hashlib.sha256(_packer()[0].encode())
     h.update((src / "package.json").read_bytes())
     h.update(PREP.read_bytes())
     for pkg in PACKAGES:
@@ -117,24 +140,19 @@ def _content_key(src: Path, project_root: Path) -> str:
     return h.hexdigest()[:16]
 
 
-def _prepare(src: Path, project_root: Path, cache: Path, node: str) -> None:
-    tmp = Path(tempfile.mkdtemp(prefix="pyodide-", dir=cache.parent if cache.parent.exists() else None))
+class NodeFailed(Exception):
+    pass
+
+
+def _prepare(src: Path, project_root: Path, out: Path, node: str) -> None:
     try:
-        try:
-            subprocess.run([node, str(PREP), str(src), str(project_root), str(tmp)],
-                           check=True, capture_output=True, text=True, timeout=300)
-            _repack_tight(tmp / "python_stdlib.zip.gz", project_root)
-        except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
-            detail = getattr(exc, "stderr", "") or str(exc)
-            print(f"widgets.bundle: Node step failed, shipping .py fallback: {detail[-400:]}", file=sys.stderr)
-            _fallback(src, project_root, tmp)
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        if cache.exists():
-            shutil.rmtree(cache)
-        tmp.rename(cache)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
+        subprocess.run([node, str(PREP), str(src), str(project_root), str(out)],
+                       check=True, capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+        detail = getattr(exc, "stderr", "") or str(exc)
+        raise NodeFailed(detail[-400:]) from None
+    for name in ARCHIVES:
+        _repack(out / (name + ".gz"))
 
 
 # What Pyodide itself imports at start-up plus what calc and widgets use.  Only

@@ -105,3 +105,54 @@ def test_changing_project_python_that_a_filter_runs_converts_the_pages_again(war
     report = build(warm_book, ("html",), search=False)
     assert report.executed == [], "no cell imports fixturecalc.stamp"
     assert "<p>stamp two</p>" in html(warm_book, "chapters/two.html")
+
+
+def test_a_prose_edit_reuses_the_kernels_answers_and_a_code_edit_does_not(warm_book):
+    """A chapter whose cells and inline expressions are unchanged is not run again: the kernel's
+    recorded answers are put into the new text (what the kernel would answer again)."""
+    two = warm_book / "chapters/two.qmd"
+    two.write_text(two.read_text().replace("A zeppelin appears", "A blimp, not a zeppelin, appears"))
+    report = build(warm_book, ("html",), search=False)
+    assert report.executed == [] and report.replayed == ["chapters/two.qmd"]
+    assert report.cached == ["chapters/one.qmd"]
+    page = " ".join(html(warm_book, "chapters/two.html").split())           # pandoc wraps lines
+    assert "A blimp, not a zeppelin, appears" in page and "The value again: 5." in page
+    assert "hidden value 42" in page and 'id="fig-two-bars"' in page and page.count("never runs") == 1
+    assert sorted(build(warm_book, ("html",), search=False).cached) == CHAPTERS
+
+    two.write_text(two.read_text().replace("hidden = 41 + 1", "hidden = 40 + 1"))       # a cell
+    assert build(warm_book, ("html",), search=False).executed == ["chapters/two.qmd"]
+    assert "hidden value 41" in html(warm_book, "chapters/two.html")
+    two.write_text(two.read_text().replace("`{python} 2 + 3`", "`{python} 2 + 4`"))      # inline code
+    assert build(warm_book, ("html",), search=False).executed == ["chapters/two.qmd"]
+    assert "The value again: 6." in html(warm_book, "chapters/two.html")
+    two.write_text(two.read_text().replace("#| eval: false", "#| eval: true"))          # an option
+    assert build(warm_book, ("html",), search=False).executed == ["chapters/two.qmd"]
+    assert html(warm_book, "chapters/two.html").count("never runs") == 2      # the code and its output
+
+
+def test_a_prose_edit_with_a_changed_module_runs_the_chapter(warm_book):
+    one = warm_book / "chapters/one.qmd"
+    one.write_text(one.read_text() + "\nOne more sentence.\n")
+    calc = warm_book / "fixturecalc" / "__init__.py"
+    calc.write_text(calc.read_text().replace("return peak / bw", "return 2 * peak / bw"))
+    report = build(warm_book, ("html",), search=False)
+    assert report.executed == ["chapters/one.qmd"] and report.replayed == []
+    assert "The ridge point is 8.0 FLOP/byte" in html(warm_book, "chapters/one.html")
+
+
+def test_many_chapters_run_in_two_kernels_each_from_a_clean_namespace(fixture_book):
+    """A cold build with many chapters to run shares them between two kernels (two cores)."""
+    config = fixture_book / "_quarto.yml"
+    extra = [f"chapters/x{i}.qmd" for i in range(4)]
+    for i, rel in enumerate(extra):
+        (fixture_book / rel).write_text(
+            f"# Extra {i} {{#sec-extra-{i}}}\n\n```{{python}}\nimport os, time\n"
+            "assert 'leftover' not in globals()\nleftover = 1\ntime.sleep(0.5)\npid = os.getpid()\n```\n\n"
+            "Kernel `{python} pid`.\n")
+    config.write_text(config.read_text().replace("        - chapters/two.qmd\n",
+                                                 "        - chapters/two.qmd\n" + "".join(f"        - {r}\n" for r in extra)))
+    report = build(fixture_book, ("html",), search=False)
+    assert report.executed == [*CHAPTERS, *extra]              # in book order, whichever kernel ran them
+    pids = {html(fixture_book, r.replace(".qmd", ".html")).split("Kernel ")[1].split(".")[0] for r in extra}
+    assert len(pids) == 2

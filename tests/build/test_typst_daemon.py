@@ -1,0 +1,62 @@
+"""The kept typst compiler (bookbuild.typstd): the next build's PDF is typeset by the process
+that typeset the last one, and says so; errors come back as typst's message."""
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+
+import pytest
+
+from bookbuild import typstd
+
+
+def alive(pid: int) -> bool:
+    try:                                         # the daemon is this process's child: reap it
+        if os.waitpid(pid, os.WNOHANG)[0]:
+            return False
+    except ChildProcessError:
+        pass
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True
+
+
+@pytest.fixture
+def project(tmp_path):
+    yield tmp_path
+    key = tmp_path / ".bookcache" / "typst" / "daemon.key"
+    pid_file = key.with_name("daemon.pid")
+    key.unlink(missing_ok=True)                  # the daemon leaves once its key is gone
+    if pid_file.exists():
+        pid = int(pid_file.read_text())
+        deadline = time.monotonic() + 10
+        while alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not alive(pid), "the typst daemon did not leave when its key was removed"
+
+
+def test_the_kept_compiler_typesets_the_next_build(project):
+    typ, pdf = project / "book.typ", project / "book.pdf"
+    typ.write_text("= A title\n\nFirst text.\n")
+    assert typstd.compile_pdf(typ, pdf, project, keep_alive=30) is True
+    pid = int((project / ".bookcache" / "typst" / "daemon.pid").read_text())
+    assert alive(pid) and pid != os.getpid()
+    typ.write_text("= A title\n\nSecond text.\n")
+    assert typstd.compile_pdf(typ, pdf, project, keep_alive=30) is True
+    assert int((project / ".bookcache" / "typst" / "daemon.pid").read_text()) == pid   # the same process
+    text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    assert "Second text." in text and "First" not in text
+
+    typ.write_text("= A title\n\n#nosuchfunction()\n")
+    with pytest.raises(RuntimeError, match="nosuchfunction"):
+        typstd.compile_pdf(typ, pdf, project, keep_alive=30)
+
+
+def test_without_a_daemon_it_compiles_in_process(project):
+    typ, pdf = project / "book.typ", project / "book.pdf"
+    typ.write_text("Only text.\n")
+    assert typstd.compile_pdf(typ, pdf, project, keep_alive=0) is False
+    assert pdf.read_bytes().startswith(b"%PDF") and not (project / ".bookcache").exists()
