@@ -55,8 +55,7 @@ def page_meta(cfg: BookConfig, page: xref.Page, index_path: Path, cites: list[st
         where = opts.get(key, cfg.raw.get(key))
         if where:
             meta["book-" + key] = meta_string(str(where))
-    if not fmt.startswith("html"):
-        meta["book-figures"] = meta_string(".bookcache/figures/")
+    meta["book-figures"] = meta_string(".bookcache/figures/")   # HTML reads each SVG's size there
     if refs_page:
         meta["book-refs-page"] = meta_string(refs_page)
     if cfg.bibliography:

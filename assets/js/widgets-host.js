@@ -81,10 +81,13 @@
       waiting.delete(data.id);
       if (!w) return;
       w.inflight = 0; stats.renderMs.push(data.ms); if (data.cached) stats.cached = (stats.cached || 0) + 1;
+      const background = w.redraw && !w.pending && w.dirtySince == null;
       if (w.redraw) { w.redraw = false; redrawBusy = false; queueMicrotask(redrawNext); }
       if (!mounted.has(w.el)) return;
+      const answer = JSON.parse(data.json);
+      if (background && movesThePage(w, answer)) { stats.drawnAt[w.name] ??= performance.now(); return; }
       const t = performance.now();
-      apply(w, JSON.parse(data.json)); w.lastJson = data.json;
+      apply(w, answer); w.lastJson = data.json;
       stats.applyMs.push(performance.now() - t);
       if (w.pending) { w.pending = false; send(w); }
     }
@@ -100,6 +103,16 @@
     if (w.dirtySince == null && w.builtKeys.has(canon({ ...w.params, _width: layoutWidth(w) }))) {
       goLive(w); redrawing.push(w); redrawNext();
     } else request(w);
+  }
+
+  // A background drawing whose text differs from the build's (the runner's floating-point
+  // residuals: the browser's exp() is not the build's) could wrap a line differently and move
+  // the page under the reader: the build's figure, which Python drew too, stays until a move.
+  function movesThePage(w, data) {
+    if (data.error || (data.message || "") !== (w.message.hidden ? "" : w.message.textContent)) return true;
+    const rows = w.readouts.children;
+    return rows.length !== data.readouts.length ||
+      data.readouts.some(([k, v], i) => rows[i].firstChild.textContent !== k || rows[i].lastChild.textContent !== v);
   }
 
   // Those background drawings go to the worker one at a time, so that a reader's move is never
