@@ -55,12 +55,19 @@
     }
     phase = "loading"; stats.startedAt = performance.now();
     for (const w of mounted.values()) setState(w, "loading", "Loading the interactive version…");
-    try { worker = new Worker(new URL("widgets-worker.js", hostSrc), { type: "module" }); }
-    catch (err) { return fail(`Static figure: this browser cannot run the interactive version (${err.message}).`); }
+    // The book's pages start the worker in their head (bookbuild/templates/page.html), before
+    // this script has even arrived: take it over, with what it has said so far.
+    const early = window.BookWidgetsEarly;
+    if (early) { worker = early.worker; stats.startedAt = early.at; }
+    else {
+      try { worker = new Worker(new URL("widgets-worker.js", hostSrc), { type: "module" }); }
+      catch (err) { return fail(`Static figure: this browser cannot run the interactive version (${err.message}).`); }
+      worker.postMessage({ type: "init", root: root.href, base: base.href });
+    }
     timer = setTimeout(() => fail(`Static figure: the interactive version did not load within ${TIMEOUT_MS / 1000} s.`), TIMEOUT_MS);
     worker.onerror = (e) => { e.preventDefault(); fail("Static figure: the interactive version could not be loaded."); };
     worker.onmessage = onMessage;
-    worker.postMessage({ type: "init", root: root.href, base: base.href });
+    if (early) for (const e of early.queue.splice(0)) (e.type === "error" ? worker.onerror : onMessage)(e);
   }
 
   function onMessage({ data }) {
@@ -588,8 +595,8 @@
 
   window.BookWidgets = { mount, unmount, start, stats, get phase() { return phase; } };
   // This script comes only with pages that have widgets, first in their head: start the
-  // runtime now, while the page is still being parsed, unless the reader saves data.
-  if (!frugal) boot();
+  // runtime now (or take over the one the page started), unless the reader saves data.
+  if (!frugal || window.BookWidgetsEarly) boot();
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", mountAll, { once: true });
   else mountAll();
 })();
