@@ -187,7 +187,9 @@
       // so that 2 ** 13 is predicted as 8192, not as 2 ** (log2(5793) + 0.5) = 8193.
       const step = p.step || 1, lo = p.log ? Math.log2(p.min) : p.min;
       const decimals = Math.min(12, (String(step).split(".")[1] || "").length + 4);   // 0.1 * 3 is 0.3
-      for (const dir of [1, -1]) {
+      // A reader stepping one way (held arrow key, a slow drag) gets two steps ahead that way.
+      const ahead = p.name === w.lastParam && w.lastDir ? [w.lastDir, 2 * w.lastDir, -w.lastDir] : [1, -1];
+      for (const dir of ahead) {
         const v = Number(w.params[p.name]);
         const x = (p.log ? Math.log2(v) : v) + dir * step;
         const snapped = Number((lo + Math.round((x - lo) / step) * step).toFixed(decimals));
@@ -413,6 +415,8 @@
       el.setAttribute("aria-valuetext", fmt(p, v));
     }
     if (w.playing) stopPlay(w);
+    if (typeof v === "number" && w.lastParam === p.name && v !== w.params[p.name]) w.lastDir = Math.sign(v - w.params[p.name]);
+    else if (w.lastParam !== p.name) w.lastDir = 0;
     w.lastParam = p.name;
     w.params = { ...w.params, [p.name]: v };
     if (p.show_if || w.form.querySelector("[data-when]")) syncControls(w);
