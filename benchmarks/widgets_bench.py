@@ -311,7 +311,7 @@ def fixture_bench(runs: int, names: list[str]) -> None:
             page_load.append(r["pageLoad"])
             applies.append(r["apply"])
             heap.append((r["heap"], r["marks"]["heapBytes"]))
-            page.wait_for_timeout(2500)                # idle: the worker saves its snapshot (after 1 s quiet)
+            page.wait_for_timeout(2500)                # idle: the first moves are computed ahead
             r = visit(page, page1)
             rows["warm"].append(r["live"]); drawn["warm"].append(r["drawn"]); longest.append(r["longest"]); marks["warm"] = r["marks"]
             r = visit(page, page2)
@@ -339,7 +339,7 @@ def fixture_bench(runs: int, names: list[str]) -> None:
         ctx.add_init_script(LONGTASKS)
         page = ctx.new_page()
         visit(page, page1)
-        page.wait_for_timeout(2500)                    # the snapshot is saved: measure a quiet page
+        page.wait_for_timeout(2500)                    # a quiet page: the snapshot is stored, moves predicted
         lat = {
             "roofline": updates(page, "roofline", 'input[name="size"]', ["ArrowRight"] * 8 + ["ArrowLeft"] * 8 + ["ArrowRight"] * 8),
             "blockgrid": updates(page, "blockgrid", 'input[name="sel_x"]', ["ArrowUp"] * 12 + ["ArrowDown"] * 12),
