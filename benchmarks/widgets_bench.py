@@ -1,14 +1,27 @@
-"""Widget runtime benchmark: time to live (cold / warm / next page), update latency,
-bytes on first visit (gzip, as served), memory, longest main-thread task.
+"""Widget runtime benchmark, on the built book first, then on a fixture page.
 
-    python benchmarks/widgets_bench.py [--runs 3]
+    python benchmarks/widgets_bench.py [--runs 3] [--book _book] [--no-book] [--no-fixture]
 
-Builds the fixture site of tests/browser (every widget on one page, a second
-page with one widget), serves it on 127.0.0.1 with gzip and Cache-Control:
-max-age=600 (GitHub Pages' default), and drives Debian's Chromium headless."""
+The built book (``python3 -m bookbuild build --to html`` first), served on 127.0.0.1 with gzip and
+Cache-Control: max-age=600 (GitHub Pages' default), in Debian's Chromium headless:
+  * landing on each widget (scrolled into view as the page loads; the roofline by its link
+    chapters/roofline.html#sec-roofline-widget): ms from navigation start until it is live, cold
+    (new profile) and on a next visit (after 1.5 s on another chapter), and until every widget of
+    the page is live;
+  * layout shift with a widget in view (the page's second widget scrolled to as it loads, as
+    /work/shared/tools/book-vitals.py does) at 1440x900 and 390x844, and the same with the page's
+    other scripts blocked (what the widgets themselves shift);
+  * a phone (390x844, touch) with the CPU slowed 4x (CDP Emulation.setCPUThrottlingRate): landing
+    on the roofline cold and next, and one-step moves;
+  * one-step moves of every widget (a slider's arrow key, or the figure's): input event to the new
+    figure in the DOM, p50/p95; and the runner jumped to its largest N.
+Then the fixture site of tests/browser (every widget on one page, a second page with one widget):
+time to live (cold / warm / next page), update latency, bytes on first visit (gzip, as served),
+memory, longest main-thread task."""
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import sys
 import tempfile
@@ -75,13 +88,202 @@ def pct(values, q):
     return values[min(len(values) - 1, round(q * (len(values) - 1)))]
 
 
+def launch(p):
+    """Chromium with every host name but 127.0.0.1 unresolvable. (Playwright's request routing
+    would guarantee the same, but stops every request in this script's process first, about
+    30 ms on a cold visit that a reader's browser does not pay.)"""
+    return p.chromium.launch(executable_path=CHROMIUM, args=[
+        *CHROMIUM_ARGS, "--enable-precise-memory-info", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"])
+
+
+# --------------------------------------------------------------------------------- the built book
+
+DESKTOP, PHONE = {"width": 1440, "height": 900}, {"width": 390, "height": 844}
+# Before the page's scripts: layout shifts summed (not those right after an input), and the widget
+# window.__target picked at DOMContentLoaded scrolled into view.
+SHIFTS = """window.__cls = 0;
+new PerformanceObserver(l => l.getEntries().forEach(e => { if (!e.hadRecentInput) window.__cls += e.value; }))
+  .observe({type: 'layout-shift', buffered: true});
+document.addEventListener('DOMContentLoaded', () => {
+  const all = document.querySelectorAll('.widget[data-widget]');
+  const t = all[Math.min(all.length - 1, window.__target ?? (all.length > 1 ? 1 : 0))];
+  if (t && !location.hash) t.scrollIntoView({block: 'center'});
+});"""
+TARGET_LIVE = "i => { const w = document.querySelectorAll('.widget[data-widget]')[i]; return !!w && w.dataset.state === 'live'; }"
+ALL_LIVE = "[...document.querySelectorAll('.widget[data-widget]')].every(w => w.dataset.state === 'live')"
+OTHER_SCRIPTS = ("**/book.js", "**/feedback.js", "**/predict.js")
+
+
+def widget_pages(book: Path) -> dict[str, list[str]]:
+    """Built pages with widgets -> the names of their widgets, in page order."""
+    out = {}
+    for page in sorted(book.rglob("*.html")):
+        rel = page.relative_to(book).as_posix()
+        if "pagefind" in rel or "pyodide" in rel:
+            continue
+        names = re.findall(r'<div class="widget[^"]*" data-widget="([^"]+)"', page.read_text(errors="replace"))
+        if names:
+            out[rel] = names
+    return out
+
+
+def land(browser, url, index, viewport, other=None, throttle=1, phone=False):
+    """ms from navigation start until widget ``index`` is live and until every widget is, on a cold
+    visit and (with ``other``, a page read for 1.5 s in between) on the next visit."""
+    ctx = browser.new_context(viewport=viewport, is_mobile=phone, has_touch=phone)
+    ctx.add_init_script(f"window.__target = {index};\n{SHIFTS}")
+    page = ctx.new_page()
+    if throttle > 1:
+        ctx.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": throttle})
+    times = []
+    for visit in ((url,) if other is None else (url, other, url)):
+        page.goto(visit)
+        if visit == other:
+            page.wait_for_timeout(1500)
+            continue
+        page.wait_for_function(TARGET_LIVE, arg=index, timeout=60_000, polling=10)
+        target = page.evaluate("performance.now()")
+        page.wait_for_function(ALL_LIVE, timeout=60_000, polling=10)
+        times.append((target, page.evaluate("performance.now()")))
+    return ctx, page, times
+
+
+# One-step moves: a slider's arrow key, or the figure's (the widgets whose figure takes keys).
+MOVES = {"roofline": ('input[name="size"]', ["ArrowRight"] * 6 + ["ArrowLeft"] * 6),
+         "blockgrid": ('input[name="sel_x"]', ["ArrowRight"] * 6 + ["ArrowLeft"] * 6),
+         "attention-runner": ('input[name="n"]', ["ArrowRight"] * 3 + ["ArrowLeft"] * 3),
+         "steps": (".widget-svg", ["ArrowRight"] * 6 + ["ArrowLeft"] * 6)}
+
+
+def moves(page, names):
+    """Update latencies (ms, input event -> new figure in the DOM) of one-step moves on each widget."""
+    out = []
+    page.wait_for_function(ALL_LIVE, timeout=60_000)
+    page.wait_for_timeout(1500)                     # idle: the first moves are computed ahead
+    for i, name in enumerate(names):
+        selector, keys = MOVES[name]
+        root = page.locator(".widget[data-widget]").nth(i)
+        target = root.locator(selector).first
+        if not target.count() or not target.is_visible():
+            continue
+        page.evaluate("BookWidgets.stats.updates.length = 0")
+        target.focus()
+        for key in keys:
+            page.keyboard.press(key)
+            page.wait_for_timeout(60)
+        page.wait_for_timeout(300)
+        out += page.evaluate("BookWidgets.stats.updates.slice()")
+    return out
+
+
+RUNNER_JUMP = """() => new Promise((resolve) => {
+    const slider = document.querySelector('.widget[data-widget="attention-runner"] input[name="n"]');
+    BookWidgets.stats.updates.length = 0;
+    slider.value = slider.max; slider.dispatchEvent(new Event('input', {bubbles: true}));
+    const poll = () => BookWidgets.stats.updates.length ? resolve([BookWidgets.stats.updates[0], Number(slider.max)]) : setTimeout(poll, 1);
+    poll();
+})"""
+
+
+def fmt_ms(values):
+    return f"{statistics.median(values):5.0f}" if values else "    -"
+
+
+def book_bench(book: Path, runs: int) -> None:
+    pages = widget_pages(book)
+    if not pages:
+        sys.exit(f"{book}: no built pages with widgets (python3 -m bookbuild build --to html)")
+    chapters = sorted(p.relative_to(book).as_posix() for p in (book / "chapters").glob("*.html"))
+    base, server = serve(book)
+    print(f"Widgets on the built book ({book}; {runs} runs, median; headless Chromium, 127.0.0.1, gzip;"
+          " the machine may be shared: compare runs made together)")
+    with sync_playwright() as p:
+        browser = launch(p)
+        print("\nLanding on a widget, ms from navigation start until it is live (and every widget of its page), 1440x900:")
+        print(f"  {'page':<28} {'widget':<18} {'cold':>6} {'(all)':>6} {'next':>6} {'(all)':>6}")
+        # The roofline by its link first (the book's headline figure), then every widget scrolled to.
+        cases = [("chapters/roofline.html#sec-roofline-widget", "roofline", 0)] if "chapters/roofline.html" in pages else []
+        cases += [(page, name, i) for page, names in pages.items() for i, name in enumerate(names)]
+        for page, name, i in cases:
+            other = next(c for c in chapters if c != page.split("#")[0])   # as book-vitals.py does
+            cold, cold_all, nxt, nxt_all = [], [], [], []
+            for _ in range(runs):
+                ctx, _, times = land(browser, base + page, i, DESKTOP, base + other)
+                (c, ca), (n, na) = times
+                cold.append(c); cold_all.append(ca); nxt.append(n); nxt_all.append(na)
+                ctx.close()
+            print(f"  {page:<28} {f'{i + 1}. {name}':<18} {fmt_ms(cold):>6} {fmt_ms(cold_all):>6} {fmt_ms(nxt):>6} {fmt_ms(nxt_all):>6}")
+
+        print("\nLayout shift with a widget in view (goal <= 0.01), all scripts / the page's other scripts blocked:")
+        for page in pages:
+            row = []
+            for viewport in (DESKTOP, PHONE):
+                for blocked in ((), OTHER_SCRIPTS):
+                    values = []
+                    for _ in range(runs):
+                        ctx = browser.new_context(viewport=viewport, is_mobile=viewport is PHONE, has_touch=viewport is PHONE)
+                        for pattern in blocked:
+                            ctx.route(pattern, lambda r: r.abort())
+                        ctx.add_init_script(SHIFTS)
+                        pg = ctx.new_page()
+                        pg.goto(base + page)
+                        pg.wait_for_function(ALL_LIVE, timeout=60_000)
+                        pg.wait_for_timeout(3000)
+                        values.append(pg.evaluate("window.__cls"))
+                        ctx.close()
+                    row.append(f"{max(values):.3f}")
+            print(f"  {page:<28} 1440 px {row[0]} / {row[1]}   390 px {row[2]} / {row[3]}   (worst of {runs})")
+
+        print("\nOne-step moves, input event -> new figure in the DOM, ms (goal p95 <= 16):")
+        for label, viewport, throttle in (("1440x900", DESKTOP, 1), ("390x844, CPU 4x slower", PHONE, 4)):
+            ups = []
+            for page, names in pages.items():
+                ctx = browser.new_context(viewport=viewport, is_mobile=viewport is PHONE, has_touch=viewport is PHONE)
+                pg = ctx.new_page()
+                if throttle > 1:
+                    ctx.new_cdp_session(pg).send("Emulation.setCPUThrottlingRate", {"rate": throttle})
+                pg.goto(base + page)
+                ups += moves(pg, names)
+                if "attention-runner" in names and throttle == 1:
+                    jump, n = pg.evaluate(RUNNER_JUMP)
+                    print(f"  {label}: the runner jumped to N = {n}: {jump:.0f} ms")
+                ctx.close()
+            print(f"  {label}: p50 {pct(ups, .5):5.1f}  p95 {pct(ups, .95):5.1f}  max {max(ups):5.1f}  (n={len(ups)})")
+
+        if "chapters/roofline.html" in pages:
+            print("\nA phone (390x844, touch) with the CPU 4x slower, landing on the roofline:")
+            cold, nxt = [], []
+            for _ in range(runs):
+                other = next(c for c in chapters if c != "chapters/roofline.html")
+                ctx, _, times = land(browser, base + "chapters/roofline.html#sec-roofline-widget", 0, PHONE,
+                                     base + other, throttle=4, phone=True)
+                cold.append(times[0][0]); nxt.append(times[1][0])
+                ctx.close()
+            print(f"  live after {fmt_ms(cold).strip()} ms cold, {fmt_ms(nxt).strip()} ms on a next visit "
+                  f"(runs: {', '.join(f'{c:.0f}/{n:.0f}' for c, n in zip(cold, nxt))})")
+        browser.close()
+    server.shutdown()
+
+
+# --------------------------------------------------------------------------------- the fixture
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--book", type=Path, default=ROOT / "_book", help="the built book (default: _book)")
+    ap.add_argument("--no-book", action="store_true", help="only the fixture page")
+    ap.add_argument("--no-fixture", action="store_true", help="only the built book")
     ap.add_argument("--widgets", default="roofline,blockgrid,attention-runner,steps",
-                    help="widgets on the first page (the second page always has one roofline)")
+                    help="widgets on the fixture's first page (the second page always has one roofline)")
     args = ap.parse_args()
-    runs, names = args.runs, args.widgets.split(",")
+    if not args.no_book:
+        book_bench(args.book, args.runs)
+        print()
+    if not args.no_fixture:
+        fixture_bench(args.runs, args.widgets.split(","))
+
+
+def fixture_bench(runs: int, names: list[str]) -> None:
     site = make_site(Path(tempfile.mkdtemp(prefix="widgets-bench-")),
                      {"chapters/widgets.html": [(n, {}) for n in names],
                       "chapters/next.html": [("roofline", {"device": "a100-sxm-80gb"})]})
@@ -92,12 +294,8 @@ def main() -> None:
     first_moves = []
     sent, longest, heap, marks, applies, page_load = [], [], [], {}, [], []
     with sync_playwright() as p:
-        # Nothing leaves 127.0.0.1: other host names do not resolve. (Playwright's request routing
-        # would guarantee the same, but stops every request in this script's process first, about
-        # 30 ms on a cold visit that a reader's browser does not pay.)
         outside = []
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-            *CHROMIUM_ARGS, "--enable-precise-memory-info", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"])
+        browser = launch(p)
         for _ in range(runs):
             ctx = browser.new_context(viewport={"width": 900, "height": 1000})
             ctx.add_init_script(LONGTASKS)
@@ -113,7 +311,7 @@ def main() -> None:
             page_load.append(r["pageLoad"])
             applies.append(r["apply"])
             heap.append((r["heap"], r["marks"]["heapBytes"]))
-            page.wait_for_timeout(2500)                # idle: the worker saves its snapshot (after 1 s quiet)
+            page.wait_for_timeout(2500)                # idle: the first moves are computed ahead
             r = visit(page, page1)
             rows["warm"].append(r["live"]); drawn["warm"].append(r["drawn"]); longest.append(r["longest"]); marks["warm"] = r["marks"]
             r = visit(page, page2)
@@ -141,7 +339,7 @@ def main() -> None:
         ctx.add_init_script(LONGTASKS)
         page = ctx.new_page()
         visit(page, page1)
-        page.wait_for_timeout(2500)                    # the snapshot is saved: measure a quiet page
+        page.wait_for_timeout(2500)                    # a quiet page: the snapshot is stored, moves predicted
         lat = {
             "roofline": updates(page, "roofline", 'input[name="size"]', ["ArrowRight"] * 8 + ["ArrowLeft"] * 8 + ["ArrowRight"] * 8),
             "blockgrid": updates(page, "blockgrid", 'input[name="sel_x"]', ["ArrowUp"] * 12 + ["ArrowDown"] * 12),
@@ -159,7 +357,7 @@ def main() -> None:
         browser.close()
     server.shutdown()
 
-    print(f"Widget runtime benchmark ({runs} runs, median; headless Chromium, 127.0.0.1, gzip)")
+    print(f"Widget runtime benchmark on the fixture page ({runs} runs, median; headless Chromium, 127.0.0.1, gzip)")
     for title, table in (("Time to live, ms from navigation start (controls enabled on the build's figure):", rows),
                          ("First drawn by Python in the browser, ms from navigation start:", drawn)):
         print("\n" + title)

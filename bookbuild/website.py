@@ -55,8 +55,7 @@ def page_meta(cfg: BookConfig, page: xref.Page, index_path: Path, cites: list[st
         where = opts.get(key, cfg.raw.get(key))
         if where:
             meta["book-" + key] = meta_string(str(where))
-    if not fmt.startswith("html"):
-        meta["book-figures"] = meta_string(".bookcache/figures/")
+    meta["book-figures"] = meta_string(".bookcache/figures/")   # HTML reads each SVG's size there
     if refs_page:
         meta["book-refs-page"] = meta_string(refs_page)
     if cfg.bibliography:
@@ -307,7 +306,9 @@ def asset_dirs(cfg: BookConfig) -> list[Path]:
 # its Bootstrap theme and quarto.js: every page of this build loads them, a Quarto page does not.
 SHELL = {"css": ["assets/css/book.css"], "js": ["assets/js/book.js"]}
 # What filters/widget.lua asks Quarto to put in the head of a page with widgets.
-WIDGET_HEAD = '<link rel="stylesheet" href="/assets/css/widgets.css">\n<script async src="/assets/js/widgets-host.js"></script>'
+WIDGET_CSS = '<link rel="stylesheet" href="/assets/css/widgets.css">'
+WIDGET_HOST = '<script async src="/assets/js/widgets-host.js"></script>'
+WIDGET_HEAD = WIDGET_CSS + "\n" + WIDGET_HOST
 SITE_PATH = re.compile(r'\b(src|href)="/(?!/)')
 
 
@@ -338,7 +339,7 @@ def asset_list(cfg: BookConfig) -> dict[str, Any]:
     """The stylesheets and head HTML of every page: the shell's, then what ``_quarto.yml`` declares
     (``css``, ``include-in-header``); the widgets' only on pages with widgets."""
     return {"css": SHELL["css"] + [str(c) for c in _as_list(cfg.html.get("css"))],
-            "js": SHELL["js"], "head": head_includes(cfg), "widget_head": WIDGET_HEAD}
+            "js": SHELL["js"], "head": head_includes(cfg), "widget_css": WIDGET_CSS, "widget_host": WIDGET_HOST}
 
 
 def _as_list(value: Any) -> list:

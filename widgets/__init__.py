@@ -26,6 +26,7 @@ from __future__ import annotations
 import importlib
 import json
 import math
+import re
 from dataclasses import dataclass, replace
 
 from ._svg import esc
@@ -33,6 +34,16 @@ from ._svg import esc
 NAMES = ("roofline", "blockgrid", "attention-runner", "steps", "memory-budget")
 TYPES = ("int", "float", "choice", "bool")
 DEFAULT_WIDTH = 640          # layout width of the static figure (CSS px)
+# The page's figure is drawn at two layout widths and scaled to its box: the wide one, and the
+# phone's when the figure's box is narrower than NARROW_BELOW (a CSS container query in
+# widgets.css shows one, widgets-host.js draws the live figure at the same width), so the box a
+# figure takes never changes when it goes live.
+NARROW_WIDTH = 340
+NARROW_BELOW = 520
+# A phone keeps a figure in view while its controls are used if it is at most this tall for its
+# width (a 340 px wide figure 306 px tall leaves half a phone's screen to the controls).
+STICKY_ASPECT = 0.9
+LAYOUTS = (DEFAULT_WIDTH, NARROW_WIDTH)
 
 
 @dataclass(frozen=True)
@@ -294,29 +305,47 @@ def readouts_html(readouts) -> str:
 
 
 def static_html(name: str, raw: dict | None = None, caption_html: str = "") -> str:
-    """The complete widget root: static figure, readouts, (disabled) controls, status line.
+    """The complete widget root: static figure (at both layout widths), (disabled) controls right
+    under it (a phone keeps the figure in view above them), readouts, status line.
 
     The page is right before any script runs; the host script only enables the
     controls and takes over the figure."""
     result = render(name, raw)
     params = result["params"]
     module = get(name)
+    narrow = render(name, {**params, "_width": NARROW_WIDTH})
+    sticky = " widget-sticky" if _aspect(narrow["svg"]) <= STICKY_ASPECT else ""
+    figures = "".join(_tag_layout(r["svg"], width) for r, width in ((result, DEFAULT_WIDTH), (narrow, NARROW_WIDTH)))
     controls = _controls_html(module.PARAMS, params, result.get("ranges"))
     title = getattr(module, "TITLE", name)
     message = result.get("message") or ""
     caption = f"<figcaption>{caption_html}</figcaption>" if caption_html.strip() else ""
     return (
-        f'<div class="widget" data-widget="{_attr(name)}" data-state="static"'
+        f'<div class="widget{sticky}" data-widget="{_attr(name)}" data-state="static"'
         f" data-params='{_attr(params)}' data-spec='{_attr(spec(name))}'>"
-        f'<figure class="widget-figure"><div class="widget-svg">{result["svg"]}</div>{caption}</figure>'
+        f'<figure class="widget-figure"><div class="widget-svg">{figures}</div>{caption}</figure>'
         f'<p class="widget-message" aria-live="polite"{"" if message else " hidden"}>{esc(message)}</p>'
-        f'{readouts_html(result["readouts"])}'
         f'<form class="widget-controls" aria-label="{_attr(title)} controls" onsubmit="return false">'
         f'<fieldset disabled>{controls}</fieldset></form>'
-        f'<p class="widget-status" role="status">Static figure: the controls come alive when the page'
-        f" has loaded its Python runtime.</p>"
+        f'{readouts_html(result["readouts"])}'
+        f'<p class="widget-status" role="status">Static figure until Python has loaded.</p>'
         f"</div>"
     )
+
+
+def _aspect(svg: str) -> float:
+    """Height over width of a figure, from its viewBox."""
+    _, _, w, h = map(float, re.search(r'viewBox="([^"]+)"', svg).group(1).split())
+    return h / w
+
+
+def _tag_layout(svg: str, width: int) -> str:
+    """The static figure drawn at ``width``, marked for widgets.css and the host.  The phone's
+    copy names its own ids (a marker in the hidden copy would not be drawn)."""
+    assert svg.startswith("<svg ")
+    if width != DEFAULT_WIDTH:
+        svg = re.sub(r'(\bid="|url\(#)(wg-[\w-]+)', rf"\1\2-{width}", svg)
+    return f'<svg data-layout="{width}" {svg[5:]}'
 
 
 def standalone_svg(name: str, raw: dict | None = None) -> str:

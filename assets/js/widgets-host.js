@@ -1,7 +1,8 @@
 // Page side of the widgets: finds every .widget[data-widget], starts one shared
-// Python worker when a widget nears the viewport (or on idle, or on touch/focus),
-// wires the controls that the static HTML already contains, and swaps in each
-// new figure.  Host API: window.BookWidgets.mount(el) / .unmount(el) / .start().
+// Python worker as soon as it runs (on Save-Data or a slow connection: when a widget
+// nears the viewport or is touched), wires the controls that the static HTML already
+// contains, and swaps in each new figure.
+// Host API: window.BookWidgets.mount(el) / .unmount(el) / .start().
 //
 // Page contract: the script lives in <site root>/assets/js/ (or <meta name="site-root" content="../">);
 // optional <meta name="pyodide-base" content="https://.../full/"> (CDN instead of <root>/pyodide/).
@@ -12,7 +13,6 @@
   "use strict";
   if (window.BookWidgets) return;
   const TIMEOUT_MS = 20000;
-  const RETURNING = "book-widgets-returning";   // set once a page's widgets have all gone live
   const hostSrc = document.currentScript ? document.currentScript.src : location.href;
   const meta = (n) => { const m = document.querySelector(`meta[name="${n}"]`); return m && m.content; };
   // the site root: bookbuild's <meta name="site-root">, else two folders above this script
@@ -30,6 +30,11 @@
   // f when the page is idle (at most timeoutMs away); without requestIdleCallback, after fallbackMs.
   const whenIdle = (f, timeoutMs, fallbackMs) =>
     window.requestIdleCallback ? requestIdleCallback(f, { timeout: timeoutMs }) : setTimeout(f, fallbackMs);
+
+  // Save-Data, or a 2G/3G connection: nothing is downloaded until a reader comes near a widget
+  // or touches one (about 4.5 MB the first time).  Otherwise the runtime starts at once.
+  const conn = navigator.connection;
+  const frugal = !!(conn && (conn.saveData || /2g|3g/.test(conn.effectiveType || "")));
 
   const setState = (w, state, text) => { w.el.dataset.state = state; w.status.textContent = text; };
 
@@ -52,18 +57,27 @@
     }
     phase = "loading"; stats.startedAt = performance.now();
     for (const w of mounted.values()) setState(w, "loading", "Loading the interactive version…");
-    try { worker = new Worker(new URL("widgets-worker.js", hostSrc), { type: "module" }); }
-    catch (err) { return fail(`Static figure: this browser cannot run the interactive version (${err.message}).`); }
+    // The book's pages start the worker in their head (bookbuild/templates/page.html), before
+    // this script has even arrived: take it over, with what it has said so far.
+    const early = window.BookWidgetsEarly;
+    if (early) { worker = early.worker; stats.startedAt = early.at; }
+    else {
+      try { worker = new Worker(new URL("widgets-worker.js", hostSrc), { type: "module" }); }
+      catch (err) { return fail(`Static figure: this browser cannot run the interactive version (${err.message}).`); }
+      worker.postMessage({ type: "init", root: root.href, base: base.href });
+    }
     timer = setTimeout(() => fail(`Static figure: the interactive version did not load within ${TIMEOUT_MS / 1000} s.`), TIMEOUT_MS);
     worker.onerror = (e) => { e.preventDefault(); fail("Static figure: the interactive version could not be loaded."); };
     worker.onmessage = onMessage;
-    worker.postMessage({ type: "init", root: root.href, base: base.href });
+    if (early) for (const e of early.queue.splice(0)) (e.type === "error" ? worker.onerror : onMessage)(e);
   }
 
   function onMessage({ data }) {
     if (data.type === "ready") {
       phase = "ready"; clearTimeout(timer); stats.readyMs = data.ms; stats.marks = data.marks; stats.readyAt = performance.now();
       for (const w of mounted.values()) wake(w);
+    } else if (data.type === "snapshot") {
+      stats.marks = data.marks;
     } else if (data.type === "failed") {
       fail(`Static figure: the interactive version failed to start (${data.message}).`);
     } else if (data.type === "predicted") {
@@ -76,10 +90,13 @@
       waiting.delete(data.id);
       if (!w) return;
       w.inflight = 0; stats.renderMs.push(data.ms); if (data.cached) stats.cached = (stats.cached || 0) + 1;
+      const background = w.redraw && !w.pending && w.dirtySince == null;
       if (w.redraw) { w.redraw = false; redrawBusy = false; queueMicrotask(redrawNext); }
       if (!mounted.has(w.el)) return;
+      const answer = JSON.parse(data.json);
+      if (background && movesThePage(w, answer)) { stats.drawnAt[w.name] ??= performance.now(); return; }
       const t = performance.now();
-      apply(w, JSON.parse(data.json)); w.lastJson = data.json;
+      apply(w, answer); w.lastJson = data.json;
       stats.applyMs.push(performance.now() - t);
       if (w.pending) { w.pending = false; send(w); }
     }
@@ -91,9 +108,20 @@
   // disagree.  Any other figure is drawn first.
   function wake(w) {
     if (w.el.dataset.state === "live") return;
-    if (w.dirtySince == null && w.builtKey === canon({ ...w.params, _width: layoutWidth(w) })) {
+    keepOneLayout(w);
+    if (w.dirtySince == null && w.builtKeys.has(canon({ ...w.params, _width: layoutWidth(w) }))) {
       goLive(w); redrawing.push(w); redrawNext();
     } else request(w);
+  }
+
+  // A background drawing whose text differs from the build's (the runner's floating-point
+  // residuals: the browser's exp() is not the build's) could wrap a line differently and move
+  // the page under the reader: the build's figure, which Python drew too, stays until a move.
+  function movesThePage(w, data) {
+    if (data.error || (data.message || "") !== (w.message.hidden ? "" : w.message.textContent)) return true;
+    const rows = w.readouts.children;
+    return rows.length !== data.readouts.length ||
+      data.readouts.some(([k, v], i) => rows[i].firstChild.textContent !== k || rows[i].lastChild.textContent !== v);
   }
 
   // Those background drawings go to the worker one at a time, so that a reader's move is never
@@ -161,7 +189,9 @@
       // so that 2 ** 13 is predicted as 8192, not as 2 ** (log2(5793) + 0.5) = 8193.
       const step = p.step || 1, lo = p.log ? Math.log2(p.min) : p.min;
       const decimals = Math.min(12, (String(step).split(".")[1] || "").length + 4);   // 0.1 * 3 is 0.3
-      for (const dir of [1, -1]) {
+      // A reader stepping one way (held arrow key, a slow drag) gets two steps ahead that way.
+      const ahead = p.name === w.lastParam && w.lastDir ? [w.lastDir, 2 * w.lastDir, -w.lastDir] : [1, -1];
+      for (const dir of ahead) {
         const v = Number(w.params[p.name]);
         const x = (p.log ? Math.log2(v) : v) + dir * step;
         const snapped = Number((lo + Math.round((x - lo) / step) * step).toFixed(decimals));
@@ -186,6 +216,7 @@
       stopPlay(w);
       return;
     }
+    keepOneLayout(w);
     patchSvg(w.svgBox, data.svg);
     patchReadouts(w.readouts, data.readouts);
     if (w.message.hidden !== !data.message) w.message.hidden = !data.message;
@@ -199,6 +230,10 @@
       if (desc && w.live.textContent !== desc.textContent) w.live.textContent = desc.textContent;
     }
     stats.drawnAt[w.name] ??= performance.now();
+    // widgets.css keeps a phone's figure in view above its controls if it leaves them room.  The
+    // build decided for its figure; a reader's change (never the page's own, which would move
+    // the page under the reader) decides again.
+    if (w.dirtySince != null && layoutWidth(w) === NARROW) w.el.classList.toggle("widget-sticky", w.figure.offsetHeight <= 0.55 * innerHeight);
     if (w.el.dataset.state !== "live") goLive(w);
     if (w.dirtySince != null && !w.pending) {
       stats.updates.push(performance.now() - w.dirtySince); w.dirtySince = null;
@@ -211,14 +246,13 @@
     w.fieldset.disabled = false;
     prepareFigure(w);
     stats.liveAt[w.name] = performance.now();
-    setState(w, "live", "Interactive: change the controls to redraw.");
+    setState(w, "live", "Interactive: change the controls.");
     if (![...mounted.values()].every((m) => m.el.dataset.state === "live")) return;
-    // Let the worker keep a snapshot for the next page, once the page is quiet.
+    // Once the page is quiet: the first moves computed ahead, the redraw path warmed up.
     whenIdle(() => {
       if (!worker) return;
-      warmUp(); predictFirstMoves(); worker.postMessage({ type: "idle" });
+      warmUp(); predictFirstMoves();
     }, 5000, 500);
-    try { localStorage.setItem(RETURNING, "1"); } catch { /* storage off: no early start */ }
   }
 
   // Once, while the page is idle: redraw each figure with the answer it already shows.  Nothing
@@ -383,6 +417,8 @@
       el.setAttribute("aria-valuetext", fmt(p, v));
     }
     if (w.playing) stopPlay(w);
+    if (typeof v === "number" && w.lastParam === p.name && v !== w.params[p.name]) w.lastDir = Math.sign(v - w.params[p.name]);
+    else if (w.lastParam !== p.name) w.lastDir = 0;
     w.lastParam = p.name;
     w.params = { ...w.params, [p.name]: v };
     if (p.show_if || w.form.querySelector("[data-when]")) syncControls(w);
@@ -432,13 +468,15 @@
       e.preventDefault(); stopPlay(w); nudge(w, change);
     }, { signal });
     let drag = null;
+    // A drag turns the figure (widgets.css gives it touch-action: none, so a finger does too);
+    // a second finger is left alone.
     box.addEventListener("pointerdown", (e) => {
       const svg = box.querySelector("svg");
-      if (w.el.dataset.state !== "live" || !svg || !svg.dataset.drag) return;
+      if (!e.isPrimary || w.el.dataset.state !== "live" || !svg || !svg.dataset.drag) return;
       drag = { x: e.clientX, y: e.clientY, moved: false, map: JSON.parse(svg.dataset.drag), start: { ...w.params } };
     }, { signal });
     box.addEventListener("pointermove", (e) => {
-      if (!drag) return;
+      if (!drag || !e.isPrimary) return;
       const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
       if (!drag.moved && Math.hypot(dx, dy) < 5) return;
       if (!drag.moved) { drag.moved = true; box.setPointerCapture(e.pointerId); }
@@ -458,19 +496,31 @@
     }, { signal });
   }
 
-  // --- mount / unmount ---------------------------------------------------------
-  // The width the figure is laid out for.  Within 20% of the build's width the static
-  // figure is only scaled (the SVG has a viewBox), so the first live drawing is the
-  // same SVG and costs no layout; phones and wide screens get their own layout.
-  const STATIC_WIDTH = 640;
-  const layoutWidth = (w) => (!w.width || Math.abs(w.width - STATIC_WIDTH) <= 0.2 * STATIC_WIDTH ? STATIC_WIDTH : w.width);
+  // --- layout ----------------------------------------------------------------
+  // A figure is drawn at one of two layout widths and scaled to its box (the SVG has a
+  // viewBox): the phone's when the box is narrower than NARROW_BELOW, else the wide one.
+  // The build drew both (widgets.static_html) and widgets.css shows the one this width
+  // takes, so going live, which draws at the same width, never changes the figure's box.
+  const WIDE = 640, NARROW = 340, NARROW_BELOW = 520;   // = widgets.DEFAULT_WIDTH, NARROW_WIDTH, NARROW_BELOW
+  const layoutWidth = (w) => (w.width == null || w.width >= NARROW_BELOW ? WIDE : NARROW);
+
+  // The build's copy for the other width goes once the figure is Python's to draw.
+  function keepOneLayout(w) {
+    if (w.oneLayout) return;
+    w.oneLayout = true;
+    if (w.width == null && w.svgBox.clientWidth) w.width = w.svgBox.clientWidth;
+    const keep = String(layoutWidth(w));
+    for (const svg of w.svgBox.querySelectorAll(":scope > svg[data-layout]")) {
+      if (svg.dataset.layout === keep) delete svg.dataset.layout; else svg.remove();
+    }
+  }
 
   const resizer = "ResizeObserver" in window     // widths without forcing a layout
     ? new ResizeObserver((entries) => {
       for (const e of entries) {
         const w = [...mounted.values()].find((m) => m.svgBox === e.target);
-        const width = Math.round(e.contentRect.width);
-        if (!w || !width || Math.abs(width - (w.width || 0)) < 8) continue;
+        const width = e.contentRect.width;
+        if (!w || !width) continue;
         const before = layoutWidth(w);
         w.width = width;
         if (layoutWidth(w) !== before && w.el.dataset.state === "live") request(w);   // re-lay out
@@ -478,8 +528,10 @@
     })
     : null;
 
+  // --- mount / unmount ---------------------------------------------------------
+  // Started at once (see `frugal`), or when a widget comes within a screen's height.
   const observer = "IntersectionObserver" in window
-    ? new IntersectionObserver((entries) => { if (entries.some((e) => e.isIntersecting)) start(); }, { rootMargin: "800px 0px" })
+    ? new IntersectionObserver((entries) => { if (entries.some((e) => e.isIntersecting)) start(); }, { rootMargin: "100% 0px" })
     : null;
 
   function mount(el) {
@@ -489,13 +541,15 @@
     const ac = new AbortController();
     const w = {
       el, spec, ac, name: el.dataset.widget, params: JSON.parse(el.dataset.params || "{}"),
-      svgBox: el.querySelector(".widget-svg"), readouts: el.querySelector(".widget-readouts"),
+      svgBox: el.querySelector(".widget-svg"), figure: el.querySelector(".widget-figure"), readouts: el.querySelector(".widget-readouts"),
       form: el.querySelector(".widget-controls"), fieldset: el.querySelector(".widget-controls fieldset"),
       status: el.querySelector(".widget-status"), message: el.querySelector(".widget-message"),
       inflight: 0, pending: false, dirtySince: null, playing: null, playTimer: 0,
       uid: nextUid++, ahead: new Map(),
     };
-    w.builtKey = canon({ ...w.params, _width: STATIC_WIDTH });   // what the figure in the page shows
+    // What the figures in the page show (one per layout width).
+    w.builtKeys = new Set([...w.svgBox.querySelectorAll(":scope > svg[data-layout]")]
+      .map((svg) => canon({ ...w.params, _width: Number(svg.dataset.layout) })));
     byUid.set(w.uid, w);
     w.live = el.querySelector(".widget-live");
     if (!w.live) {   // screen readers hear each new frame of a figure that asks for it (data-live)
@@ -518,12 +572,13 @@
       const b = e.target.closest && e.target.closest(".wc-play");
       if (b) { e.preventDefault(); togglePlay(w, b); }
     }, { signal });
-    for (const ev of ["pointerenter", "focusin", "touchstart"]) el.addEventListener(ev, start, { signal, passive: true });
+    for (const ev of ["pointerdown", "focusin", "touchstart"]) el.addEventListener(ev, start, { signal, passive: true });
     wireFigure(w, signal);
     if (phase === "failed") setState(w, "failed", failure);
+    else if (phase === "idle" && frugal) setState(w, "static", "Static figure: tap it to load the live one.");
     else if (phase === "ready") { setState(w, "loading", "Loading the interactive version…"); wake(w); }
     else if (phase === "loading") setState(w, "loading", "Loading the interactive version…");
-    if (resizer) resizer.observe(w.svgBox); else w.width = Math.round(w.svgBox.clientWidth);
+    if (resizer) resizer.observe(w.svgBox); else w.width = w.svgBox.clientWidth;
     if (observer) observer.observe(el); else start();
     return w;
   }
@@ -542,19 +597,12 @@
 
   function mountAll() {
     document.querySelectorAll(".widget[data-widget]").forEach(mount);
-    if (!mounted.size) return;
-    // The IntersectionObserver starts the runtime for a widget near the screen (its first
-    // report comes with the first layout; asking for positions here would force one early).
-    const preload = () => whenIdle(start, 3000, 1500);
-    if (document.readyState === "complete") preload(); else addEventListener("load", preload, { once: true });
   }
 
   window.BookWidgets = { mount, unmount, start, stats, get phase() { return phase; } };
-  // A returning reader has the runtime cached (files and snapshot): start it now, while the
-  // page is still being parsed (this script only comes with pages that have widgets).
-  let returning = false;
-  try { returning = localStorage.getItem(RETURNING) === "1"; } catch { /* storage off */ }
-  if (returning) boot();
+  // This script comes only with pages that have widgets, first in their head: start the
+  // runtime now (or take over the one the page started), unless the reader saves data.
+  if (!frugal || window.BookWidgetsEarly) boot();
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", mountAll, { once: true });
   else mountAll();
 })();

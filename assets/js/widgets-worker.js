@@ -8,8 +8,8 @@
 //   page -> worker  {type: "predict", uid, name, predict, append}  only compute the likely next params
 //                                                       (append: add to those still queued, else replace them)
 //   worker -> page  {type: "predicted", uid, params, json}  one of them, for the page to keep
-//   page -> worker  {type: "idle"}                      the page is idle: save a snapshot if none,
-//                                                       once no render has run for QUIET_MS
+//   worker -> page  {type: "snapshot", marks}           the snapshot for the next page is stored
+//                                                       (marks: the boot's, with its timings)
 // Module worker: pyodide.mjs is an ES module.
 //
 // Next-page speed: after the first boot the interpreter's memory, with calc and
@@ -204,26 +204,20 @@ async function boot({ root, base }) {
 async function saveSnapshot() {
   if (snapshotSaved || !pyodide || !snapshotKey) return;
   snapshotSaved = true;
+  const t0 = performance.now();
   try {
     // Everything imported and moved out of the collector's way (gc.freeze) before the copy.
     pyodide.runPython("import gc, widgets\nfor _n in widgets.NAMES:\n    widgets.get(_n)\ngc.collect()\ngc.freeze()\n");
-    const bytes = pyodide.makeMemorySnapshot();
+    const packed = packPages(pyodide.makeMemorySnapshot());
+    marks.snapshotMade = performance.now() - t0;
     const cache = await caches.open(SNAPSHOT_CACHE);
     for (const old of await cache.keys()) await cache.delete(old);
-    await cache.put(snapshotKey, new Response(packPages(bytes), { headers: { "Content-Type": "application/octet-stream" } }));
+    await cache.put(snapshotKey, new Response(packed, { headers: { "Content-Type": "application/octet-stream" } }));
+    marks.snapshotStored = performance.now() - t0;
+    postMessage({ type: "snapshot", marks });
   } catch (err) {
     console.warn("[widgets] no snapshot saved:", err && err.message);
   }
-}
-
-// The snapshot blocks the worker for a few hundred ms: wait until no render has been
-// asked for in QUIET_MS, so it never delays a reader's first moves.
-const QUIET_MS = 1000;
-let lastRender = 0;
-function saveWhenQuiet() {
-  const wait = lastRender + QUIET_MS - performance.now();
-  if (wait > 0) setTimeout(saveWhenQuiet, wait);
-  else saveSnapshot();
 }
 
 // Renders are pure functions of (widget, params): keep recent answers, and while idle
@@ -252,7 +246,6 @@ function compute(name, params) {
 
 function render(msg) {
   const t0 = performance.now();
-  lastRender = t0;
   const [json, cached] = compute(msg.name, msg.params);
   postMessage({ type: "result", id: msg.id, json, ms: performance.now() - t0, cached });
   predict(msg);
@@ -271,7 +264,6 @@ function predictNext() {                    // one per task, so a real request n
   if (!next) return;
   const [json] = compute(next.name, next.params);
   postMessage({ type: "predicted", uid: next.uid, params: next.params, json });
-  lastRender = performance.now();
   if (predictions.length) predicting = setTimeout(predictNext, 0);
 }
 
@@ -279,14 +271,19 @@ self.onmessage = (event) => {
   const msg = event.data;
   if (msg.type === "init") {
     boot(msg).then(
-      (ms) => { postMessage({ type: "ready", ms, marks }); queue.splice(0).forEach(render); },
+      (ms) => {
+        postMessage({ type: "ready", ms, marks });
+        // The page's figures are already the build's drawings (they go live without Python), so
+        // the snapshot for the next page is taken first: a reader who moves on within a second
+        // or two (a visit to look something up) still leaves it behind.
+        saveSnapshot();
+        queue.splice(0).forEach(render);
+      },
       (err) => postMessage({ type: "failed", message: String(err && err.message || err) }),
     );
   } else if (msg.type === "render") {
     if (renderJson) render(msg); else queue.push(msg);
   } else if (msg.type === "predict") {
     if (renderJson) predict(msg);
-  } else if (msg.type === "idle") {
-    saveWhenQuiet();
   }
 };

@@ -15,6 +15,19 @@ local function Image(img)
   if not rest then return nil end
   if FORMAT:match("html") then
     img.src = root .. "figures/" .. rest
+    -- An SVG's size, so that the text around it keeps its place while it loads (no layout shift).
+    local file = rest:match("%.svg$") and not img.attributes.width and io.open(fig_base .. rest, "r")
+    if file then
+      local head = (file:read(4096) or ""):match("<svg[^>]*>") or ""
+      file:close()
+      local px = { [""] = 1, px = 1, pt = 4 / 3 }
+      local w, wu = head:match('%swidth="([%d.]+)(%a*)"')
+      local h, hu = head:match('%sheight="([%d.]+)(%a*)"')
+      if w and h and px[wu] and px[hu] then
+        img.attributes.width = tostring(math.floor(tonumber(w) * px[wu] + 0.5))
+        img.attributes.height = tostring(math.floor(tonumber(h) * px[hu] + 0.5))
+      end
+    end
   else
     img.src = fig_base .. rest
   end

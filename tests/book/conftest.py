@@ -9,7 +9,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 INPUTS = ["_quarto.yml", "index.qmd", "references.qmd", "references.bib", "chapters", "appendices",
-          "filters", "assets", "bookbuild", "bookfigs", "calc", "errata", "feedback/errata.py"]
+          "filters", "assets", "bookbuild", "bookfigs", "calc", "errata", "feedback/errata.py", "widgets"]
 
 
 def newest_input(root: Path) -> float:

@@ -226,7 +226,8 @@ def test_blocked_runtime_keeps_static_figure_with_message(web, site_url):
     web.page.wait_for_function("[...document.querySelectorAll('.widget')].every(w => w.dataset.state === 'failed')",
                                timeout=25_000)
     for root in web.page.locator(".widget").all():
-        assert root.locator(".widget-svg > svg > title").count() == 1
+        assert root.locator(".widget-svg > svg >> visible=true").count() == 1   # the build's, for this width
+        assert root.locator(".widget-svg > svg >> visible=true").locator(":scope > title").count() == 1
         assert root.locator(".widget-status").inner_text().startswith("Static figure")
         assert root.locator("input, select").first.is_disabled()
     assert [e for e in web.errors if "Failed to load resource" not in e] == []

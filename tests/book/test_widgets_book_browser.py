@@ -1,0 +1,154 @@
+"""The widgets on the real book's pages in Chromium: the box a figure takes before it goes live is
+the box it takes live (no layout shift), at a desktop's width and a phone's; the 3D view takes a
+finger's drag and nothing else does; a reader who saves data downloads nothing until a widget is
+near."""
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "browser"))
+from site_fixture import serve  # noqa: E402
+from webwatch import watch  # noqa: E402
+
+pytestmark = pytest.mark.browser
+
+DESKTOP, PHONE = {"width": 1440, "height": 900}, {"width": 390, "height": 844}
+ALL_LIVE = "[...document.querySelectorAll('.widget[data-widget]')].every(w => w.dataset.state === 'live')"
+# Python has drawn every widget once in the browser (one answer each).
+DRAWN = "BookWidgets.stats.renderMs.length >= document.querySelectorAll('.widget[data-widget]').length"
+# Each widget's box and its figure's box, and which of the build's drawings shows.
+BOXES = """() => [...document.querySelectorAll('.widget[data-widget]')].map(w => {
+  const svg = [...w.querySelectorAll('.widget-svg > svg')].filter(s => s.getBoundingClientRect().height > 0);
+  return {name: w.dataset.widget, widget: w.getBoundingClientRect().height,
+          figure: w.querySelector('.widget-svg').getBoundingClientRect().height,
+          shown: svg.map(s => s.dataset.layout || 'live'),
+          parts: [...w.children].map(c => `${c.className} ${Math.round(c.getBoundingClientRect().height)}`).join(', ')};
+})"""
+
+
+def widget_pages(book: Path) -> list[str]:
+    return sorted(p.relative_to(book).as_posix() for p in (book / "chapters").glob("*.html")
+                  if "data-widget=" in p.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def book(built_book):
+    url, server = serve(built_book)
+    yield url, widget_pages(built_book)
+    server.shutdown()
+
+
+def context(chromium, viewport, **extra):
+    phone = viewport is PHONE
+    ctx = chromium.new_context(viewport=viewport, is_mobile=phone, has_touch=phone, **extra)
+    return watch(ctx, allow=("http://127.0.0.1",))
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1440px", "390px"])
+def test_the_static_figure_takes_the_live_widgets_box(chromium, book, viewport):
+    """Every widget of the book: its box with the runtime blocked (the build's figure, for this
+    width) and once live and drawn by Python are the same, to a pixel's fraction."""
+    base, pages = book
+    assert pages, "no widget pages in the built book"
+    for page in pages:
+        static = context(chromium, viewport)
+        static.context.route(re.compile(r".*/widgets-host\.js$"), lambda r: r.abort())
+        static.page.goto(base + page)
+        before = static.page.evaluate(BOXES)
+        static.context.close()
+        live = context(chromium, viewport)
+        live.page.goto(base + page)
+        live.page.wait_for_function(ALL_LIVE, timeout=60_000)
+        live.page.wait_for_function(DRAWN, timeout=60_000)
+        live.page.wait_for_timeout(200)
+        after = live.page.evaluate(BOXES)
+        assert live.errors == [] and live.outside == []
+        live.context.close()
+        layout = "340" if viewport is PHONE else "640"
+        assert [b["shown"] for b in before] == [[layout]] * len(before), page    # one drawing, this width's
+        assert [b["shown"] for b in after] == [["live"]] * len(after), page       # the build's others gone
+        for b, a in zip(before, after):
+            assert abs(b["figure"] - a["figure"]) < 0.5, (page, b, a)
+            assert abs(b["widget"] - a["widget"]) < 0.5, (page, b, a)
+
+
+def touch_drag(page, x, y, dx, dy, steps=8):
+    """A one-finger drag, as a touch screen sends it (CDP), from (x, y) by (dx, dy)."""
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
+    for i in range(1, steps + 1):
+        cdp.send("Input.dispatchTouchEvent", {"type": "touchMove",
+                                              "touchPoints": [{"x": x + dx * i / steps, "y": y + dy * i / steps}]})
+        page.wait_for_timeout(30)
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+
+
+def test_the_3d_view_turns_with_a_finger_and_no_other_figure_takes_the_page(chromium, book):
+    base, _ = book
+    web = context(chromium, PHONE)
+    page = web.page
+    page.goto(base + "chapters/cuda-threads.html")
+    page.wait_for_function(ALL_LIVE, timeout=60_000)
+    grids = page.locator('.widget[data-widget="blockgrid"]')
+    touch = [grids.nth(i).locator(".widget-svg > svg").evaluate("s => getComputedStyle(s).touchAction")
+             for i in range(grids.count())]
+    three_d = next(i for i in range(grids.count()) if grids.nth(i).locator('input[value="3d"]').is_checked())
+    assert touch[three_d] == "none"
+    assert [t for i, t in enumerate(touch) if i != three_d] == ["auto"] * (grids.count() - 1)
+
+    root = grids.nth(three_d)
+    root.locator(".widget-svg").scroll_into_view_if_needed()
+    box = root.locator(".widget-svg").bounding_box()
+    before = page.evaluate("el => [JSON.stringify(BookWidgets.stats.liveAt), scrollY, "
+                           "el.querySelector('.widget-svg > svg').outerHTML]", root.element_handle())
+    touch_drag(page, box["x"] + box["width"] / 2, box["y"] + box["height"] / 2, 60, 40)
+    page.wait_for_function("([el, svg]) => el.querySelector('.widget-svg > svg').outerHTML !== svg",
+                           arg=[root.element_handle(), before[2]], timeout=10_000)
+    after = page.evaluate("el => [JSON.stringify(BookWidgets.stats.liveAt), scrollY, "
+                          "el.querySelector('.widget-svg > svg').outerHTML]", root.element_handle())
+    assert after[1] == before[1]                 # the page did not scroll
+    assert after[2] != before[2]                 # the view turned
+    assert web.errors == [] and web.outside == []
+    web.context.close()
+
+
+SAVE_DATA = """Object.defineProperty(Navigator.prototype, 'connection',
+  {get: () => ({saveData: true, effectiveType: '4g', addEventListener() {}})});"""
+
+
+def test_save_data_downloads_nothing_until_a_widget_is_near(chromium, book):
+    base, _ = book
+    web = context(chromium, DESKTOP)
+    web.context.add_init_script(SAVE_DATA)
+    page = web.page
+    page.goto(base + "chapters/roofline.html")
+    page.wait_for_load_state("load")
+    page.wait_for_timeout(1500)
+    runtime = [u for u in web.requests if "/pyodide/" in u or "widgets-worker" in u]
+    root = page.locator('.widget[data-widget="roofline"]')
+    assert runtime == []
+    assert root.get_attribute("data-state") == "static"
+    assert "tap" in root.locator(".widget-status").inner_text()
+    root.scroll_into_view_if_needed()
+    page.wait_for_function("el => el.dataset.state !== 'static'", arg=root.element_handle(), timeout=10_000)
+    assert root.get_attribute("data-state") in ("loading", "live")
+    page.wait_for_function(ALL_LIVE, timeout=60_000)
+    assert any("/pyodide/" in u for u in web.requests)
+    assert web.errors == [] and web.outside == []
+    web.context.close()
+
+
+def test_without_save_data_the_runtime_starts_with_the_page(chromium, book):
+    """A reader far from any widget still gets the runtime (it is ready when they arrive)."""
+    base, _ = book
+    web = context(chromium, DESKTOP)
+    page = web.page
+    page.goto(base + "chapters/roofline.html")     # the widget is screens below the top
+    page.wait_for_function("BookWidgets.phase !== 'idle'", timeout=10_000)
+    assert page.evaluate("scrollY") == 0
+    page.wait_for_function(ALL_LIVE, timeout=60_000)
+    assert web.errors == [] and web.outside == []
+    web.context.close()
