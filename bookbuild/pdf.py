@@ -46,10 +46,9 @@ def write_pdf(cfg: BookConfig, pages: list[xref.Page], index_path: Path, cites: 
     with ThreadPoolExecutor(max_workers=2) as pool:
         fragments = list(pool.map(one, pages))
 
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=False,
-                             variable_start_string="{{", variable_end_string="}}",
-                             block_start_string="{%", block_end_string="%}", comment_start_string="{#!",
-                             comment_end_string="!#}")
+    env = template_env()
+    from .chapter_pdf import write_chapter_pdfs    # the same fragments, one PDF per page
+    write_chapter_pdfs(cfg, pages, fragments, progress, index_path)
     chapters = []
     last_part = None
     appendix_started = False
@@ -62,7 +61,8 @@ def write_pdf(cfg: BookConfig, pages: list[xref.Page], index_path: Path, cites: 
         last_part = part or last_part
         chapters.append({"part": new_part, "typst": frag, "appendix": ch.appendix})
     source = env.get_template("book.typ").render(book=cfg, chapters=chapters, typst_str=typst_str,
-                                                   typst_text=typst_text, edition=book_edition(cfg))
+                                                   typst_text=typst_text, edition=book_edition(cfg), single=False,
+                                                   doc_title=None)
     book_typ = cache_dir / "book.typ"
     pdf_path = cfg.out / cfg.pdf_name
     key = digest(source, *[file_digest(p) for p in sorted((cfg.root / ".bookcache" / "figures").rglob("*"))
@@ -83,6 +83,14 @@ def write_pdf(cfg: BookConfig, pages: list[xref.Page], index_path: Path, cites: 
     stamp.write_text(key)
     progress("pdf", cfg.pdf_name, time.perf_counter() - t)
     return pdf_path
+
+
+def template_env() -> jinja2.Environment:
+    """Jinja for typst sources: ``{#`` starts typst code, so comments are ``{#! ... !#}``."""
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=False,
+                              variable_start_string="{{", variable_end_string="}}",
+                              block_start_string="{%", block_end_string="%}", comment_start_string="{#!",
+                              comment_end_string="!#}")
 
 
 def typst_str(value: object) -> str:
