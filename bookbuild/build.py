@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import config as config_mod
-from . import pandoc, pdf, website, xref
+from . import editions, epub, pandoc, pdf, website, xref
 from .config import BIB_KEY
 from .cache import ExecCache, digest, file_digest
 from .errors import BuildError, line_of
@@ -28,6 +28,7 @@ class Report:
     timings: dict[str, float] = field(default_factory=dict)
     html_pages: list[str] = field(default_factory=list)
     pdf: Path | None = None
+    epub: Path | None = None
     kernel: str = ""  # "started" or "reused" when a chapter ran, else empty
     kernel_pid: int | None = None
 
@@ -39,7 +40,7 @@ def _quiet(stage: str, item: str, seconds: float | None) -> None:
     pass
 
 
-def build(root: Path, formats: tuple[str, ...] = ("html", "pdf"), progress: Progress = _quiet,
+def build(root: Path, formats: tuple[str, ...] = ("html", "pdf", "epub"), progress: Progress = _quiet,
           search: bool = True, restart_kernel: bool = False) -> Report:
     root = Path(root).resolve()
     (root / ".bookcache").mkdir(exist_ok=True)
@@ -82,12 +83,25 @@ def _build(root: Path, formats: tuple[str, ...], progress: Progress, search: boo
                                progress, report, search=search)
         if "pdf" in formats:
             book = pool.submit(timed, "pdf", pdf.write_pdf, cfg, xpages, index_path, cites, progress)
+        if "epub" in formats:   # after the PDF in the same worker: the machine has two cores
+            book = pool.submit(_then, book, lambda: timed("epub", epub.write_epub, cfg, xpages, index_path,
+                                                          cites, progress))
         if site:
             site.result()
         if book:
-            report.pdf = book.result()
+            result = book.result()
+            if "epub" in formats:
+                report.pdf, report.epub = result
+            else:
+                report.pdf = result
+    editions.write_editions_page(cfg, report, formats)
     report.timings["total"] = time.perf_counter() - t0
     return report
+
+
+def _then(first, second: Callable[[], Any]) -> tuple[Any, Any]:
+    """Run ``second`` after the future ``first`` (if any) and return both results."""
+    return (first.result() if first else None), second()
 
 
 def execute_all(cfg: config_mod.BookConfig, report: Report, progress: Progress,
