@@ -90,7 +90,7 @@ def write_epub(cfg: BookConfig, pages: list[xref.Page], index_path: Path, cites:
         media = Path(".bookcache") / "epub-media" / page.output.replace("/", "-")
         text, fresh = cached_text(cache_dir / (page.output.replace("/", "-") + ".json"), key_of(page),
                                   lambda: convert(cfg, page, index_path, cites, refs_page, "json",
-                                                  [f"--extract-media={media}"]))
+                                                  [f"--extract-media={media}", "-M", "book-format=epub3"]))
         if fresh:
             progress("epub", page.output.replace(".html", ".json"), time.perf_counter() - t)
         return text
