@@ -68,7 +68,11 @@ def social_card(cfg: BookConfig) -> Path:
 
 
 def favicons(cfg: BookConfig) -> list[Path]:
-    svg = Path("assets") / "img" / "favicon.svg"
+    """PNGs of the site's favicon.svg (the book's own, else the house one), as copied into the site."""
+    try:
+        svg = (cfg.out / "assets" / "img" / "favicon.svg").relative_to(cfg.root)
+    except ValueError:          # an output folder outside the project: typst cannot read it
+        return []
     if not (cfg.root / svg).exists():
         return []
     return [_draw(cfg, _favicon(svg, n) + f"// {digest((cfg.root / svg).read_text())}\n",
