@@ -117,13 +117,14 @@ def edition(cfg: BookConfig) -> dict[str, Any]:
         day = dt.date.fromisoformat(iso)
         date = f"{day.day} {day:%B %Y}"
         year = str(day.year)
+        ymd = (day.year, day.month, day.day)
     except ValueError:
-        date, year = iso, iso[:4]
+        date, year, ymd = iso, iso[:4], None
     lic = license_of(cfg)
     keywords = cfg.raw.get("keywords") or []
     return {
         "edition": EDITION, "version": base["version"], "commit": base["commit"], "date": date,
-        "iso_date": iso, "year": year, "lang": str(cfg.raw.get("lang") or "en"),
+        "iso_date": iso, "year": year, "ymd": ymd, "lang": str(cfg.raw.get("lang") or "en"),
         "description": str(cfg.raw.get("description") or cfg.subtitle or cfg.title),
         "keywords": [str(k) for k in (keywords if isinstance(keywords, list) else [keywords])],
         "license_name": lic["name"], "license_text": lic["text"], "license_url": lic["url"],
