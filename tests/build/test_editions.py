@@ -31,6 +31,7 @@ def test_pdf_metadata_and_no_poppler_complaint(book):
     assert re.search(r"^Title:\s+Fixture Book$", info.stdout, re.M)
     assert re.search(r"^Author:\s+Test Author$", info.stdout, re.M)
     assert re.search(r"^Subject:\s+\S", info.stdout, re.M), "typst's description becomes the PDF's Subject"
+    assert b"/Lang(en)" in report.pdf.read_bytes(), "the document's language is declared"
     text = poppler("pdftotext", str(report.pdf), "-")
     # typst writes /Suspects false, which Debian 12's poppler reports as malformed; the build blanks it
     assert "Suspects" not in info.stderr + text.stderr and "Syntax Error" not in info.stderr + text.stderr
