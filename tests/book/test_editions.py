@@ -114,3 +114,22 @@ def test_widget_figures_are_numbered_on_the_web_too(built_book):
     assert re.match(r"Figure 2\.\d+: Roofline of the H100", caption), caption
     # the words about the controls stay in the interactive page
     assert "Change the device" in caption
+
+
+def test_citation_file_and_licence_agree_with_the_book():
+    """CITATION.cff (what GitHub's "Cite this repository" reads), LICENSE and `license:` in
+    _quarto.yml name the same book and the same licence."""
+    import yaml
+    from bookbuild import config
+    from bookbuild.edition import license_of
+    cfg = config.load(ROOT)
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    assert cff["cff-version"] == "1.2.0" and cff["message"] and cff["authors"]
+    assert cff.get("type", "software") in ("software", "dataset"), "CFF 1.2.0 allows only these two"
+    book = cff["preferred-citation"]
+    assert book["type"] == "book" and book["title"].startswith(cfg.title)
+    assert [a["name"] for a in book["authors"]] == cfg.author
+    lic = license_of(cfg)
+    assert lic["name"] == "CC BY 4.0" and cff["license"] == "CC-BY-4.0"
+    text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert "Creative Commons Attribution 4.0" in text and "MIT" in text
