@@ -38,8 +38,14 @@ function Pandoc(doc)
       a.identifier = ""
       a.attributes.collapse = nil
       a.attributes.title = "Answer " .. n
-      a.content:insert(pandoc.Para{pandoc.Link({pandoc.Str("Back"), pandoc.Space(), pandoc.Str("to"),
-        pandoc.Space(), pandoc.Str("the"), pandoc.Space(), pandoc.Str("question")}, "#" .. q_id)})
+      local back = pandoc.Link({pandoc.Str("Back"), pandoc.Space(), pandoc.Str("to"), pandoc.Space(),
+        pandoc.Str("the"), pandoc.Space(), pandoc.Str("question")}, "#" .. q_id)
+      local last = a.content[#a.content]
+      if last and last.t == "Para" then   -- on the answer's last line: never a page of its own
+        last.content:extend({pandoc.Space(), pandoc.Str("("), back, pandoc.Str(")")})
+      else
+        a.content:insert(pandoc.Para{back})
+      end
       answers:insert(pandoc.Div({a}, {id = a_id}))
       i = i + 2
     else
