@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import config as config_mod
-from . import editions, epub, pandoc, pdf, website, xref
+from . import edition, editions, epub, pandoc, pdf, website, xref
 from .config import BIB_KEY
 from .cache import ExecCache, digest, file_digest
 from .errors import BuildError, line_of
@@ -53,6 +53,7 @@ def _build(root: Path, formats: tuple[str, ...], progress: Progress, search: boo
            restart_kernel: bool = False) -> Report:
     report = Report()
     t0 = time.perf_counter()
+    edition.forget()
     cfg = config_mod.load(root)
     pages = execute_all(cfg, report, progress, restart_kernel)
     report.timings["execute"] = time.perf_counter() - t0

@@ -22,7 +22,7 @@ CC = {"CC BY": "by", "CC BY-SA": "by-sa", "CC BY-ND": "by-nd", "CC BY-NC": "by-n
 CC_NAMES = {"by": "Attribution", "by-sa": "Attribution-ShareAlike", "by-nd": "Attribution-NoDerivatives",
             "by-nc": "Attribution-NonCommercial", "by-nc-sa": "Attribution-NonCommercial-ShareAlike",
             "by-nc-nd": "Attribution-NonCommercial-NoDerivatives"}
-CODE_LICENSE = "The code in this book and in its repository is licensed under the MIT licence (see LICENSE)."
+CODE_LICENSES = {"MIT": "the MIT licence", "Apache License": "the Apache License 2.0"}
 
 
 def _git(root: Path, *args: str) -> str:
@@ -39,6 +39,12 @@ def _commit(root: Path) -> tuple[str, str]:
     out = _git(root, "log", "-1", "--format=%H %cs")
     parts = out.split()
     return (parts[0], parts[1]) if len(parts) == 2 else ("", "")
+
+
+def forget() -> None:
+    """Read the commit again (each build starts with this: `preview` outlives commits)."""
+    _commit.cache_clear()
+    _edition.cache_clear()
 
 
 def license_of(cfg: BookConfig) -> dict[str, str]:
@@ -58,6 +64,16 @@ def license_of(cfg: BookConfig) -> dict[str, str]:
                 "text": f"The text and figures are licensed under the Creative Commons "
                         f"{CC_NAMES[code]} 4.0 International licence ({name})."}
     return {"name": str(raw), "text": str(raw), "url": ""}
+
+
+def code_license(root: Path) -> str:
+    """A sentence on the code's licence, when the repository's LICENSE names one for the code."""
+    path = root / "LICENSE"
+    text = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+    for needle, name in CODE_LICENSES.items():
+        if needle in text:
+            return f"The code in this book and in its repository is licensed under {name} (see LICENSE)."
+    return ""
 
 
 def cite_key(cfg: BookConfig, year: str) -> str:
@@ -128,7 +144,7 @@ def edition(cfg: BookConfig) -> dict[str, Any]:
         "description": str(cfg.raw.get("description") or cfg.subtitle or cfg.title),
         "keywords": [str(k) for k in (keywords if isinstance(keywords, list) else [keywords])],
         "license_name": lic["name"], "license_text": lic["text"], "license_url": lic["url"],
-        "code_license_text": CODE_LICENSE if (cfg.root / "LICENSE").exists() else "",
+        "code_license_text": code_license(cfg.root),
     }
 
 

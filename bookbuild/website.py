@@ -287,12 +287,8 @@ def issue_url(cfg: BookConfig) -> str | None:
 
 
 def book_version(cfg: BookConfig) -> str:
-    try:
-        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=cfg.root, capture_output=True,
-                             text=True, timeout=5).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        rev = ""
-    return rev or "dev"
+    """The short commit the site is built from ("dev" outside a git checkout)."""
+    return edition(cfg)["version"]
 
 
 def prose_words(page: xref.Page) -> int:
