@@ -56,11 +56,17 @@ def write_editions_page(cfg: BookConfig, report: Any = None, formats: tuple[str,
     from .website import asset_list
     data = manifest(cfg)
     cfg.out.mkdir(parents=True, exist_ok=True)
-    (cfg.out / MANIFEST).write_text(json.dumps(data, indent=1), encoding="utf-8")
+    _write_if_changed(cfg.out / MANIFEST, json.dumps(data, indent=1))
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                              trim_blocks=True, lstrip_blocks=True)
     text = env.get_template(PAGE).render(book=cfg, edition=edition(cfg), manifest=data,
                                          cite=citation(cfg), css=asset_list(cfg)["css"])
     page = cfg.out / PAGE
-    page.write_text(text, encoding="utf-8")
+    _write_if_changed(page, text)
     return page
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    """A build that changes nothing rewrites nothing (a web host's caches, `preview`'s reload)."""
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")
