@@ -12,7 +12,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bookbuild", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="build the HTML site and the PDF")
-    b.add_argument("--to", choices=["all", "html", "pdf"], default="all")
+    b.add_argument("--to", choices=["all", "html", "pdf", "epub"], default="all")
     b.add_argument("--no-search", action="store_true", help="skip the Pagefind index")
     b.add_argument("--root", default=".", type=Path)
     b.add_argument("--execute-daemon-restart", action="store_true",
@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "build":
             from .progress import run_build
-            formats = ("html", "pdf") if args.to == "all" else (args.to,)
+            formats = ("html", "pdf", "epub") if args.to == "all" else (args.to,)
             run_build(args.root, formats, search=not args.no_search,
                       restart_kernel=args.execute_daemon_restart)
         elif args.command == "check":

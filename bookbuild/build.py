@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import config as config_mod
-from . import pandoc, pdf, website, xref
+from . import edition, editions, epub, pandoc, pdf, website, xref
 from .config import BIB_KEY
 from .cache import ExecCache, Recorder, Replay, Stale, digest, file_digest, source_key
 from .errors import BuildError, line_of
@@ -31,6 +31,7 @@ class Report:
     timings: dict[str, float] = field(default_factory=dict)
     html_pages: list[str] = field(default_factory=list)
     pdf: Path | None = None
+    epub: Path | None = None
     kernel: str = ""  # "started" or "reused" when a chapter ran, else empty
     kernel_pid: int | None = None
     runtime: list[str] | None = None  # widget runtime: cache entries made now (None: not built)
@@ -44,7 +45,7 @@ def _quiet(stage: str, item: str, seconds: float | None) -> None:
     pass
 
 
-def build(root: Path, formats: tuple[str, ...] = ("html", "pdf"), progress: Progress = _quiet,
+def build(root: Path, formats: tuple[str, ...] = ("html", "pdf", "epub"), progress: Progress = _quiet,
           search: bool = True, restart_kernel: bool = False) -> Report:
     root = Path(root).resolve()
     (root / ".bookcache").mkdir(exist_ok=True)
@@ -57,6 +58,7 @@ def _build(root: Path, formats: tuple[str, ...], progress: Progress, search: boo
            restart_kernel: bool = False) -> Report:
     report = Report()
     t0 = time.perf_counter()
+    edition.forget()
     cfg = config_mod.load(root)
     run_scripts(cfg, "pre-render", {"QUARTO_PROJECT_INPUT_FILES": "\n".join(ch.source.as_posix() for ch in cfg.chapters)},
                 progress)
@@ -75,8 +77,7 @@ def _build(root: Path, formats: tuple[str, ...], progress: Progress, search: boo
         if runtime:
             runtime.result()
     outputs = [f"{cfg.output_dir}/{p}" for p in report.html_pages]
-    if report.pdf:
-        outputs.append(f"{cfg.output_dir}/{report.pdf.name}")
+    outputs += [f"{cfg.output_dir}/{f.name}" for f in (report.pdf, report.epub) if f]
     t = time.perf_counter()
     run_scripts(cfg, "post-render", {"QUARTO_PROJECT_OUTPUT_FILES": "\n".join(outputs)}, progress, post_render)
     report.timings["post-render"] = time.perf_counter() - t
@@ -121,10 +122,18 @@ def _write(cfg: config_mod.BookConfig, formats: tuple[str, ...], progress: Progr
                                progress, report, search=search)
         if "pdf" in formats:
             book = pool.submit(timed, "pdf", pdf.write_pdf, cfg, xpages, index_path, cites, progress)
+        if "epub" in formats:   # after the PDF in the same worker: the machine has two cores
+            book = pool.submit(_then, book, lambda: timed("epub", epub.write_epub, cfg, xpages, index_path,
+                                                          cites, progress))
         if site:
             site.result()
         if book:
-            report.pdf = book.result()
+            result = book.result()
+            if "epub" in formats:
+                report.pdf, report.epub = result
+            else:
+                report.pdf = result
+    editions.write_editions_page(cfg, report, formats)
 
 
 def run_scripts(cfg: config_mod.BookConfig, stage: str, env: dict[str, str], progress: Progress,
@@ -151,6 +160,11 @@ def run_scripts(cfg: config_mod.BookConfig, stage: str, env: dict[str, str], pro
                              line_of(config_path.read_text(encoding="utf-8"), command),
                              detail=(proc.stdout + proc.stderr)[-2000:])
         progress(stage, command, time.perf_counter() - t)
+
+
+def _then(first, second: Callable[[], Any]) -> tuple[Any, Any]:
+    """Run ``second`` after the future ``first`` (if any) and return both results."""
+    return (first.result() if first else None), second()
 
 
 def execute_all(cfg: config_mod.BookConfig, report: Report, progress: Progress,

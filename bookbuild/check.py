@@ -31,19 +31,19 @@ from .xref import KINDS, walk
 KNOWN_DIV_CLASSES = {
     "callout-note", "callout-tip", "callout-warning", "callout-important", "callout-caution",
     "panel-tabset", "column-margin", "cell", "cell-output", "cell-output-display", "callout",
-    "unnumbered", "unlisted",
+    "unnumbered", "unlisted", "content-visible", "content-hidden",
 }
-KNOWN_SPAN_CLASSES = {"smallcaps", "underline", "mark", "unnumbered", "aside"}
+KNOWN_SPAN_CLASSES = {"smallcaps", "underline", "mark", "unnumbered", "aside", "content-visible", "content-hidden"}
 # Documented Quarto classes this build does not implement (a Quarto render would differ).
 UNSUPPORTED_CLASSES = {
     "column-body", "column-body-outset", "column-page", "column-page-inset", "column-screen",
     "column-screen-inset", "column-page-right", "column-page-left", "column-body-outset-right",
-    "column-screen-inset-shaded", "content-visible", "content-hidden", "hidden", "columns", "column",
+    "column-screen-inset-shaded", "hidden", "columns", "column",
     "panel-sidebar", "panel-fill", "panel-center", "panel-input", "incremental", "nonincremental",
     "fragment", "r-stack", "lightbox", "border", "notes", "callout-appearance",
 }
 UNSUPPORTED_ATTRIBUTES = {"layout-ncol", "layout-nrow", "layout", "layout-align", "fig-align",
-                          "fig-pos", "appearance", "icon", "when-format", "unless-format"}
+                          "fig-pos", "appearance", "icon"}
 # Engines: Quarto can run these, this build runs Python only.
 OTHER_ENGINES = {"r", "julia", "ojs", "mermaid", "dot", "bash", "sql"}
 
@@ -56,6 +56,7 @@ SUPPORTED_KEYS = {
     "format.html": {"reference-location", "code-copy", "fig-format", "fig-cap-location", "tbl-cap-location",
                     "css", "include-in-header"},
     "format.typst": {"reference-location", "fig-format", "papersize", "fig-cap-location", "tbl-cap-location"},
+    "format.epub": {"html-math-method"},
 }
 UNSUPPORTED_KEYS = {
     "project": {"render", "preview", "lib-dir", "freeze"},
@@ -77,7 +78,7 @@ UNSUPPORTED_KEYS = {
                      "include-in-header", "include-before-body", "fig-width", "fig-height",
                      "fig-dpi", "bibliographystyle", "citeproc", "lang", "font-paths", "logo"},
 }
-OUTPUT_FORMATS = {"html", "typst"}
+OUTPUT_FORMATS = {"html", "typst", "epub"}
 SHORTCODE = re.compile(r"\{\{<\s*([\w-]+)")
 LABEL_ATTR = re.compile(r"\{#((?:fig|tbl|eq|sec|lst)-[A-Za-z0-9_:.-]+)")
 CLASS_STRING = re.compile(r"""["']([A-Za-z][\w-]*)["']""")
@@ -123,7 +124,7 @@ class Linter:
         for name, opts in (formats.items() if isinstance(formats, dict) else []):
             if name not in OUTPUT_FORMATS:
                 self.add(path, line_of(text, f"{name}:"), "unsupported",
-                         f"format `{name}`: this build writes html and typst (PDF) only")
+                         f"format `{name}`: this build writes html, typst (PDF) and epub only")
             sections[f"format.{name}"] = opts
         for section, body in sections.items():
             if not isinstance(body, dict):

@@ -14,7 +14,9 @@ from typing import Any
 
 import jinja2
 
-from . import mathrender, pandoc, xref
+from . import edition_images, mathrender, pandoc, xref
+from .chapter_pdf import pdf_href
+from .edition import citation, edition
 from .cache import cached_text, digest, file_digest
 from .config import BookConfig
 from .errors import BuildError
@@ -190,6 +192,7 @@ def write_site(cfg: BookConfig, pages: list[xref.Page], index: dict[str, Any], i
             "source_url": source_url(cfg, page.source), "issue_url": issue_url(cfg),
             "feedback": feedback, "last_changed": last_changed(cfg, page.source),
             "assets": asset_list(cfg),
+            **page_edition(cfg, page, info, index["labels"]),
         }
         text = template.render(**ctx)
         dest = out / page.output
@@ -199,6 +202,8 @@ def write_site(cfg: BookConfig, pages: list[xref.Page], index: dict[str, Any], i
             wrote += 1
         report.html_pages.append(page.output)
     static_files(cfg)
+    edition_images.social_card(cfg)
+    edition_images.favicons(cfg)
     if search and (wrote or not (out / "pagefind").exists()):
         t = time.perf_counter()
         run_pagefind(cfg)
@@ -237,10 +242,43 @@ def nav_link(pages: list[xref.Page], index: dict[str, Any], i: int, root: str) -
 
 
 def source_url(cfg: BookConfig, source: str) -> str | None:
+    """The page's source at the commit it was built from (at ``repo-branch``, else main, outside
+    a git checkout)."""
     if not cfg.repo_url:
         return None
-    branch = cfg.raw.get("book", {}).get("repo-branch", "main")
-    return f"{cfg.repo_url.rstrip('/')}/blob/{branch}/{source}"
+    ref = edition(cfg)["commit"] or cfg.raw.get("book", {}).get("repo-branch", "main")
+    return f"{cfg.repo_url.rstrip('/')}/blob/{ref}/{source}"
+
+
+def page_description(page: xref.Page, labels: dict[str, Any], limit: int = 200) -> str:
+    """The page's first paragraph of prose, cut at a word, for link previews and search engines
+    (a cross-reference reads as its text, "Chapter 1"; a citation is left out)."""
+    def ref_text(el: dict) -> dict:
+        ids = [c["citationId"] for c in el["c"][0]]
+        info = [labels[i] for i in ids if i in labels]
+        if not info:
+            return {"t": "Str", "c": ""}
+        name = {"chapter": "Appendix" if info[0]["number"].isalpha() else "Chapter"}.get(info[0]["kind"]) \
+            or xref.KINDS.get(info[0]["kind"], "")
+        return {"t": "Str", "c": f"{name} {info[0]['number']}"}
+
+    for block in page.ast["blocks"]:
+        if block["t"] == "Para" and not any(el["t"] == "Math" and "\\" in el["c"][1] for el in block["c"]):
+            inlines = [ref_text(el) if el["t"] == "Cite" else el for el in block["c"]]
+            text = xref.stringify(inlines)
+            if len(text.split()) >= 8:
+                return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + "…"
+    return ""
+
+
+def page_edition(cfg: BookConfig, page: xref.Page, info: dict[str, Any], labels: dict[str, Any]) -> dict[str, Any]:
+    """What a page says about its editions: its own PDF, how to cite it and the book, the licence,
+    and its link-preview card."""
+    site = str(cfg.raw.get("book", {}).get("site-url") or "").rstrip("/")
+    chapter = {"number": info["number"], "title": info["title"], "url": f"{site}/{page.output}" if site else ""}
+    return {"edition": edition(cfg), "site_url": site, "chapter_pdf": pdf_href(page.output),
+            "cite_page": citation(cfg, chapter), "cite_book": citation(cfg),
+            "description": page_description(page, labels) or str(cfg.raw.get("description") or cfg.subtitle or "")}
 
 
 def issue_url(cfg: BookConfig) -> str | None:
@@ -280,12 +318,8 @@ def last_changed(cfg: BookConfig, source: str) -> str | None:
 
 
 def book_version(cfg: BookConfig) -> str:
-    try:
-        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=cfg.root, capture_output=True,
-                             text=True, timeout=5).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        rev = ""
-    return rev or "dev"
+    """The short commit the site is built from ("dev" outside a git checkout)."""
+    return edition(cfg)["version"]
 
 
 def prose_words(page: xref.Page) -> int:

@@ -75,21 +75,34 @@ local function Div(div)
   if is_html then
     include_host()
     local caption = #div.content > 0 and pandoc.write(pandoc.Pandoc(div.content), "html") or ""
-    return pandoc.RawBlock("html", render(name, params, "html", caption))
+    local html = render(name, params, "html", caption)
+    if div.identifier ~= "" then  -- `::: {#fig-x .widget}`: a figure @fig-x links to and numbers
+      html = html:gsub('^<div class="widget"', '<div class="widget" id="' .. div.identifier .. '"', 1)
+    end
+    return pandoc.RawBlock("html", html)
   end
   local result = pandoc.json.decode(render(name, params, "json"), false)
   count = count + 1
   local caption = pandoc.utils.blocks_to_inlines(div.content)
   local images = {}
   if result.frames and result.frames ~= pandoc.json.null then
-    -- An animation: its key frames (first, middle, last) side by side.
+    -- An animation: its key frames (first, middle, last) side by side; the caption says which.
+    local steps = {}
+    for _, s in ipairs(result.frame_steps) do table.insert(steps, string.format("%d", s)) end
+    local last = table.remove(steps)
+    local which = #steps > 0 and (table.concat(steps, ", ") .. " and " .. last) or last
+    caption:extend({ pandoc.Space(), pandoc.Str("Shown: steps " .. which .. ".") })
     for i, svg in ipairs(result.frames) do
       local file = string.format("widget-%s-%d-step%d.svg", name, count, result.frame_steps[i])
       pandoc.mediabag.insert(file, "image/svg+xml", svg)
       local labels = result.frame_labels ~= pandoc.json.null and result.frame_labels or nil
       local alt = { pandoc.Str(labels and labels[i] or string.format("Step %d", result.frame_steps[i])) }
-      table.insert(images, pandoc.Image(alt, file, "", { ["width"] = string.format("%d%%", 96 // #result.frames) }))
-      if i < #result.frames then table.insert(images, pandoc.Space()) end
+      -- two to a row: three across a printed page would shrink the frames' labels below 7 pt
+      local per_row = math.min(2, #result.frames)
+      table.insert(images, pandoc.Image(alt, file, "", { ["width"] = string.format("%d%%", 96 // per_row) }))
+      if i < #result.frames then
+        table.insert(images, i % per_row == 0 and pandoc.LineBreak() or pandoc.Space())
+      end
     end
   else
     local file = string.format("widget-%s-%d.svg", name, count)

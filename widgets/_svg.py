@@ -13,7 +13,7 @@ import math
 PRINT_CSS = (
     ".wg{color:#111;font-family:Helvetica,Arial,sans-serif;font-size:13px}"
     ".wg text{fill:currentColor}.wg .wg-muted{fill:#555}.wg .wg-small{font-size:11px}"
-    ".wg .wg-strong{font-weight:bold}"
+    ".wg .wg-strong{font-weight:bold}.wg .wg-controls-hint{display:none}"
     ".wg .wg-axis{stroke:#111;fill:none}.wg .wg-grid{stroke:#ccc;fill:none}"
     ".wg .wg-c1{stroke:#1d4ed8;fill:none;stroke-width:2.5}"
     ".wg .wg-c2{stroke:#c2410c;fill:none;stroke-width:2;stroke-dasharray:6 4}"

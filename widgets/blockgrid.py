@@ -341,8 +341,11 @@ def _view_3d(params, grid, block, info, x0, y0, w, h, fs):
                 cls = ("wg-t%d" % (warp % 2) if active(params, *g, grid, block) else "wg-idle")
                 dots.append((depth, (sx, sy), cls, (i, j, k) == (ti.x, ti.y, ti.z), g))
     dots.sort(key=lambda d: -d[0])
-    hint = wrap_px(("threads near the selected one only; " if len(lx) < block.x or len(ly) < block.y or len(lz) < block.z else "")
-                   + "drag or use the arrow keys to turn", kw)
+    # the part about the controls is marked: the printed figure (PRINT_CSS) leaves it out
+    note = wrap_px("threads near the selected one only" if len(lx) < block.x or len(ly) < block.y
+                   or len(lz) < block.z else "", kw)
+    controls = wrap_px("drag or use the arrow keys to turn", kw)
+    hint = note + controls
     title = wrap_px(f"Block ({bi.x:,}, {bi.y:,}, {bi.z:,}): {block.x}×{block.y}×{block.z} threads", kw, STRONG_CHAR_PX)
     body += text_lines(kx, ky + fs, title, "wg-strong", 16)
     top = ky + fs + 18 + 16 * (len(title) - 1)
@@ -352,7 +355,8 @@ def _view_3d(params, grid, block, info, x0, y0, w, h, fs):
         px, py = to_screen(p)
         body.append(f'<circle cx="{num(px)}" cy="{num(py)}" r="{num(r * (1.5 if sel else 1))}" class="{cls}'
                     f'{" wg-sel" if sel else ""}"{data_set({"sel_x": g[0], "sel_y": g[1], "sel_z": g[2]})}/>')
-    body += text_lines(kx, ky + kh - 6 - 14 * (len(hint) - 1), hint, "wg-small wg-muted")   # bottom-aligned
+    body += text_lines(kx, ky + kh - 6 - 14 * (len(hint) - 1), note, "wg-small wg-muted")   # bottom-aligned
+    body += text_lines(kx, ky + kh - 6 - 14 * (len(controls) - 1), controls, "wg-small wg-muted wg-controls-hint")
     # Axis hint (x, y, z directions) in the grid panel's corner.
     o = project(0, 0, 0)
     for name, v in (("x", (1, 0, 0)), ("y", (0, 1, 0)), ("z", (0, 0, 1))):

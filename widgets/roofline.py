@@ -51,6 +51,9 @@ EXAMPLES = [{"device": "tpu-v4", "dtype": "fp32"}, {"device": "t4", "sparse": Tr
 
 # ----------------------------------------------------------------------------- numbers
 
+ROOF_INSET = 1.5   # px: a little over half the roof's stroke (2.5, page and print CSS)
+
+
 def resolve_peak(dev, dtype: str, sparse: bool):
     """(dtype, sparse, peak FLOP/s, note): the asked-for peak, or the nearest the device publishes."""
     keys = dev.peak_keys()
@@ -174,7 +177,14 @@ def render(params: dict) -> dict:
         if x_lo < ridge < x_hi:
             corner.append((ridge, peak_))
         corner.append((x_hi, roofline.attainable(x_hi, peak_, bw_)))
-        body.append(polyline([(X(a), Y(b)) for a, b in corner], f"{cls} wg-roof"))
+        pts = [(X(a), Y(b)) for a, b in corner]
+        # end half a stroke inside the frame at both sides, so the thick roof stops at the frame
+        # line instead of running over it
+        for end, nxt in ((0, 1), (-1, -2)):
+            (x0, y0), (x1, y1) = pts[end], pts[nxt]
+            t = min(1.0, ROOF_INSET / max(abs(x1 - x0), 1e-9))
+            pts[end] = (x0 + (x1 - x0) * t, y0 + (y1 - y0) * t)
+        body.append(polyline(pts, f"{cls} wg-roof"))
         if x_lo < ridge < x_hi:
             body.append(line(X(ridge), Y(peak_), X(ridge), mt + ph, "wg-ridge"))
         for x, y in roofline.curve(peak_, bw_, x_lo, x_hi, n=80):

@@ -62,7 +62,8 @@ function Div(div)
   local title = title_of(div, kind)
   if FORMAT:match("html") then return html(div, kind, title) end
   if FORMAT == "typst" then return typst(div, kind, title) end
+  -- other formats (the EPUB's pages, docx...): a titled box the format's styles can draw
   local out = pandoc.Blocks{pandoc.Para({pandoc.Strong(title)})}
   out:extend(div.content)
-  return out
+  return pandoc.Div(out, {class = "callout callout-" .. kind})
 end

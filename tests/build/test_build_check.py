@@ -104,7 +104,7 @@ def test_unsupported_config_keys(fixture_book):
     findings = check(fixture_book)
     assert sorted(f.message for f in findings) == [
         "`format.html.theme` is a Quarto option this build ignores",
-        "format `docx`: this build writes html and typst (PDF) only",
+        "format `docx`: this build writes html, typst (PDF) and epub only",
     ]
     assert all(f.kind == "unsupported" and f.file == "_quarto.yml" and f.line for f in findings)
 

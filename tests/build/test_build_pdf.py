@@ -23,8 +23,9 @@ def pdf(built_fixture):
 def test_title_page_and_contents(pdf):
     _path, _text, pages, _n = pdf
     assert "Fixture Book" in pages[0] and "Test Author" in pages[0]
-    contents = " ".join(pages[1].split())
-    assert contents.startswith("Contents"), "the contents follow the title page, with no blank page between"
+    assert "©" in pages[1], "the copyright and licence page follows the title page"
+    contents = " ".join(pages[2].split())
+    assert contents.startswith("Contents"), "the contents follow the copyright page, with no blank page between"
     for entry in ("Preface", "1 Chapter one", "1.1 Figures", "2 Chapter two", "References", "A Extra tables"):
         assert entry in contents
 

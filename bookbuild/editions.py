@@ -1,0 +1,72 @@
+"""The Editions page (``_book/editions.html``) and its manifest (``_book/editions.json``): the web
+edition, the book's PDF, a PDF per chapter and the EPUB, each with its size and the version it was
+built from. Written after the other outputs, from the files as they are in the output folder, so a
+build of one format lists what is there."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from .chapter_pdf import pdf_href
+from .config import BookConfig
+from .edition import citation, edition
+
+TEMPLATES = Path(__file__).parent / "templates"
+PAGE = "editions.html"
+MANIFEST = "editions.json"
+
+
+def size_text(n: int) -> str:
+    """Bytes for a reader: kB under a megabyte, else MB (decimal units, as file managers show)."""
+    return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{max(1, round(n / 1e3))} kB"
+
+
+def manifest(cfg: BookConfig) -> dict[str, Any]:
+    out = cfg.out
+    info = edition(cfg)
+    index = json.loads((cfg.root / ".bookcache" / "xref.json").read_text())
+    downloads = [(cfg.pdf_name, "The book (PDF)"), (cfg.pdf_name.removesuffix(".pdf") + ".epub", "The book (EPUB 3)")]
+    others = {cfg.pdf_name, downloads[1][0], PAGE, MANIFEST}
+    html_bytes = sum(p.stat().st_size for p in out.rglob("*") if p.is_file()
+                     and p.relative_to(out).parts[0] != "pdf" and p.name not in others)
+    editions = []
+    if (out / "index.html").exists():
+        editions.append({"label": "Online (HTML, interactive; the whole site with its Python runtime)", "href": "index.html", "bytes": html_bytes,
+                         "download": False})
+    for name, label in downloads:
+        if (out / name).exists():
+            editions.append({"label": label, "href": name, "bytes": (out / name).stat().st_size, "download": True})
+    chapters = []
+    for ch in cfg.chapters:
+        href = pdf_href(ch.output.as_posix())
+        if (out / href).exists():
+            meta = index["pages"][ch.source.as_posix()]
+            chapters.append({"number": meta["number"], "title": meta["title"], "href": href,
+                             "bytes": (out / href).stat().st_size})
+    for e in [*editions, *chapters]:
+        e["size_text"] = size_text(e["bytes"])
+    return {"title": cfg.title, "version": info["version"], "commit": info["commit"], "date": info["iso_date"],
+            "license": info["license_name"], "editions": editions, "chapters": chapters}
+
+
+def write_editions_page(cfg: BookConfig, report: Any = None, formats: tuple[str, ...] = ()) -> Path:
+    from .website import asset_list
+    data = manifest(cfg)
+    cfg.out.mkdir(parents=True, exist_ok=True)
+    _write_if_changed(cfg.out / MANIFEST, json.dumps(data, indent=1))
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
+                             trim_blocks=True, lstrip_blocks=True)
+    text = env.get_template(PAGE).render(book=cfg, edition=edition(cfg), manifest=data,
+                                         cite=citation(cfg), css=asset_list(cfg)["css"])
+    page = cfg.out / PAGE
+    _write_if_changed(page, text)
+    return page
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    """A build that changes nothing rewrites nothing (a web host's caches, `preview`'s reload)."""
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")

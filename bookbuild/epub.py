@@ -1,0 +1,126 @@
+"""The EPUB 3 edition: every page through the book's filters (as for any format that is neither
+HTML nor typst: widgets become their static SVG figure and readout table, cross-references and
+glossary terms become links inside the book), joined into one document and written by Pandoc's
+``epub3`` writer with MathML, highlighted code, a cover and the book's metadata."""
+from __future__ import annotations
+
+import json
+import re
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from . import edition_images, pandoc, xref
+from .cache import cached_text, digest, file_digest
+from .config import BookConfig
+from .edition import edition
+from .website import conversion_key, convert, references_page
+
+STYLE = Path(__file__).parent / "templates" / "epub.css"
+
+
+def epub_name(cfg: BookConfig) -> str:
+    return cfg.pdf_name.removesuffix(".pdf") + ".epub"
+
+
+BIG = re.compile(r"\\[Bb]ig+[lrm]?(?![A-Za-z])\s*")
+SVG_PAGE_LINK = re.compile(r'\s(?:xlink:)?href="(?!#)[^"]*"')
+
+
+def _for_epub(node: Any) -> Any:
+    """What the epub3 writer gets wrong, put right in the AST:
+    - an id on a Figure is not seen by the writer when it points links at the file a target went to
+      (a table in chapter 1 referred to from chapter 3 kept its bare ``#tbl-...``): the id moves to a
+      Div around the figure;
+    - texmath writes ``\\big/`` as an ``<mi>`` with ``minsize``/``stretchy``, which MathML 3 allows
+      only on ``<mo>`` (EPUBCheck RSC-005): the size hints go, the symbol stays."""
+    if isinstance(node, list):
+        return [_for_epub(x) for x in node]
+    if not isinstance(node, dict):
+        return node
+    if node.get("t") == "Math":
+        kind, tex = node["c"]
+        return {"t": "Math", "c": [kind, BIG.sub("", tex)]}
+    node = {k: _for_epub(v) for k, v in node.items()}
+    if node.get("t") == "Figure" and node["c"][0][0]:
+        ident = node["c"][0][0]
+        node["c"][0] = ["", *node["c"][0][1:]]
+        return {"t": "Div", "c": [[ident, ["float"], []], [node]]}
+    return node
+
+
+def _unlink_svgs(folder: Path) -> None:
+    """A drawing's links to the web pages (the chapter map's boxes) go nowhere inside the EPUB
+    (EPUBCheck RSC-007): the links stay as groups without a target."""
+    for svg in folder.rglob("*.svg"):
+        text = svg.read_text(encoding="utf-8")
+        fixed = SVG_PAGE_LINK.sub("", text)
+        if fixed != text:
+            svg.write_text(fixed, encoding="utf-8")
+
+
+def _metadata(cfg: BookConfig) -> dict[str, Any]:
+    info = edition(cfg)
+    meta: dict[str, Any] = {
+        "title": [{"type": "main", "text": cfg.title}],
+        "creator": [{"role": "author", "text": a} for a in cfg.author],
+        "lang": info["lang"],
+        "date": info["iso_date"],
+        "description": info["description"],
+        "subject": info["keywords"],
+        "rights": " ".join(x for x in (info["license_text"], info["code_license_text"]) if x),
+        # the same book at the same commit is the same edition: a stable identifier, not a random one
+        "identifier": [{"scheme": "URI", "text": f"{cfg.repo_url or 'urn:book:' + cfg.title}#{info['commit'] or 'dev'}"}],
+        "version": info["version"],
+    }
+    if cfg.subtitle:
+        meta["title"].append({"type": "subtitle", "text": cfg.subtitle})
+    return meta
+
+
+def write_epub(cfg: BookConfig, pages: list[xref.Page], index_path: Path, cites: list[str], progress) -> Path:
+    cache_dir = cfg.root / ".bookcache" / "epub"
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    refs_page = references_page(pages)
+    key_of = conversion_key(cfg, pages, index_path, cites, refs_page, {"epub": cfg.raw.get("format", {}).get("epub")})
+
+    def one(page: xref.Page) -> str:
+        t = time.perf_counter()
+        media = Path(".bookcache") / "epub-media" / page.output.replace("/", "-")
+        text, fresh = cached_text(cache_dir / (page.output.replace("/", "-") + ".json"), key_of(page),
+                                  lambda: convert(cfg, page, index_path, cites, refs_page, "json",
+                                                  [f"--extract-media={media}", "-M", "book-format=epub3"]))
+        if fresh:
+            progress("epub", page.output.replace(".html", ".json"), time.perf_counter() - t)
+        return text
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        docs = [json.loads(text) for text in pool.map(one, pages)]
+
+    blocks: list[dict] = []
+    for doc in docs:
+        blocks.extend(doc["blocks"])
+    blocks = [_for_epub(b) for b in blocks]
+    _unlink_svgs(cfg.root / ".bookcache" / "epub-media")
+    book = {"pandoc-api-version": docs[0]["pandoc-api-version"], "meta": {}, "blocks": blocks}
+    cover = edition_images.cover(cfg)
+    meta_file = cache_dir / "metadata.json"
+    meta_file.write_text(json.dumps(_metadata(cfg)), encoding="utf-8")
+    out = cfg.out / epub_name(cfg)
+    source = json.dumps(book)
+    key = digest(source, meta_file.read_text(), file_digest(cover), file_digest(STYLE), pandoc.binary(),
+                 *[file_digest(p) for p in sorted((cfg.root / ".bookcache" / "epub-media").rglob("*")) if p.is_file()])
+    stamp = cache_dir / "book.key"
+    if out.exists() and stamp.exists() and stamp.read_text() == key:
+        return out
+    t = time.perf_counter()
+    cfg.out.mkdir(parents=True, exist_ok=True)
+    pandoc.run(["-f", "json", "-t", "epub3", "-o", str(out), "--mathml", "--split-level=1",
+                "--toc-depth=2", "--syntax-definition", str(pandoc.SYNTAX / "cuda.xml"),
+                "--epub-cover-image", str(cover), "--css", str(STYLE),
+                "--metadata-file", str(meta_file), "--epub-title-page=true"],
+               source, cfg.root, "writing the EPUB")
+    stamp.write_text(key)
+    progress("epub", out.name, time.perf_counter() - t)
+    return out

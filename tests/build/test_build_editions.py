@@ -1,0 +1,129 @@
+"""The editions of the fixture book: the PDF's metadata, bookmarks, title and licence pages and
+running heads (read back with poppler), a PDF per chapter linked from each page, the EPUB, the
+Editions page and the citation, licence and link-preview parts of every page."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import zipfile
+
+import pytest
+from bs4 import BeautifulSoup
+
+pytestmark = pytest.mark.skipif(not shutil.which("pdftotext"), reason="needs poppler-utils")
+
+
+def poppler(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(list(args), capture_output=True, text=True, check=True)
+
+
+@pytest.fixture(scope="module")
+def book(built_fixture):
+    root, report = built_fixture
+    return root, root / "_book", report
+
+
+def test_pdf_metadata_and_no_poppler_complaint(book):
+    _root, out, report = book
+    info = poppler("pdfinfo", str(report.pdf))
+    assert re.search(r"^Title:\s+Fixture Book$", info.stdout, re.M)
+    assert re.search(r"^Author:\s+Test Author$", info.stdout, re.M)
+    assert re.search(r"^Subject:\s+\S", info.stdout, re.M), "typst's description becomes the PDF's Subject"
+    assert b"/Lang(en)" in report.pdf.read_bytes(), "the document's language is declared"
+    text = poppler("pdftotext", str(report.pdf), "-")
+    # typst writes /Suspects false, which Debian 12's poppler reports as malformed; the build blanks it
+    assert "Suspects" not in info.stderr + text.stderr and "Syntax Error" not in info.stderr + text.stderr
+
+
+def test_pdf_outline_lists_chapters_and_sections(book):
+    _root, _out, report = book
+    xml = poppler("pdftohtml", "-xml", "-i", "-stdout", "-f", "1", "-l", "1", str(report.pdf)).stdout
+    outline = re.findall(r'<item page="(\d+)">([^<]+)</item>', xml)
+    titles = [t for _p, t in outline]
+    for title in ("Preface", "1 Chapter one", "1.1 Figures", "2 Chapter two", "A Extra tables"):
+        assert title in titles, f"{title!r} missing from the PDF's bookmarks {titles}"
+    pages = [int(p) for p, _t in outline]
+    assert pages == sorted(pages), "bookmarks are in page order"
+
+
+def test_title_page_copyright_page_and_running_heads(book):
+    root, _out, report = book
+    pages = poppler("pdftotext", "-layout", str(report.pdf), "-").stdout.split("\f")
+    title = " ".join(pages[0].split())
+    assert "Fixture Book" in title and "Test Author" in title and "Version" in title and "edition" in title
+    rights = " ".join(pages[1].split())
+    assert "©" in rights and "How to cite this book" in rights and "Fixture Book" in rights
+    # a page that continues chapter 2 is headed by its number and title, and the book's title;
+    # the page it starts on has no running head
+    heads = [p.strip().splitlines()[0] for p in pages if p.strip()]
+    assert any(h.startswith("2 Chapter two") and h.endswith("Fixture Book") for h in heads), \
+        "no page carries the running head '2 Chapter two … Fixture Book'"
+    start = next(p for p in pages if re.search(r"^\s*2 Chapter two\s*$", p, re.M))
+    assert not start.strip().splitlines()[0].endswith("Fixture Book")
+
+
+def test_a_pdf_per_page_linked_from_its_page(book):
+    root, out, _report = book
+    from bookbuild.chapter_pdf import pdf_href
+    for page in ("index.html", "chapters/one.html", "chapters/two.html", "chapters/appendix.html"):
+        html = BeautifulSoup((out / page).read_text(encoding="utf-8"), "html.parser")
+        link = html.select_one("a.chapter-pdf-link")
+        assert link is not None, f"{page} has no link to its PDF"
+        depth = page.count("/")
+        assert link["href"] == "../" * depth + pdf_href(page)
+        pdf = out / pdf_href(page)
+        assert pdf.exists() and pdf.read_bytes().startswith(b"%PDF")
+        info = poppler("pdfinfo", str(pdf)).stdout
+        assert "– Fixture Book" in info
+    one = " ".join(poppler("pdftotext", str(out / pdf_href("chapters/one.html")), "-").stdout.split())
+    assert "Chapter one" in one and "Cite as:" in one
+    assert "2.1 Second tabset" not in one, "a chapter's PDF holds that chapter only"
+
+
+def test_editions_page_and_manifest(book):
+    _root, out, report = book
+    manifest = json.loads((out / "editions.json").read_text())
+    hrefs = {e["href"]: e for e in manifest["editions"] + manifest["chapters"]}
+    assert report.pdf.name in hrefs and report.epub.name in hrefs and "index.html" in hrefs
+    for href, e in hrefs.items():
+        if href != "index.html":
+            assert e["bytes"] == (out / href).stat().st_size
+    assert len(manifest["chapters"]) == 5
+    page = BeautifulSoup((out / "editions.html").read_text(encoding="utf-8"), "html.parser")
+    links = {a["href"] for a in page.select("table a")}
+    assert set(hrefs) <= links
+    assert manifest["version"] in page.get_text()
+
+
+def test_epub_structure(book):
+    _root, out, report = book
+    assert report.epub and report.epub.exists()
+    with zipfile.ZipFile(report.epub) as z:
+        names = z.namelist()
+        assert names[0] == "mimetype" and z.read("mimetype") == b"application/epub+zip"
+        opf = z.read(next(n for n in names if n.endswith(".opf"))).decode()
+        text = "".join(z.read(n).decode() for n in names if n.endswith(".xhtml"))
+    assert "<dc:title" in opf and "Fixture Book" in opf and "<dc:language>en</dc:language>" in opf
+    assert 'properties="cover-image"' in opf
+    assert "<math" in text, "math is MathML"
+    assert 'class="sourceCode' in text, "code is highlighted"
+    assert "Figure 1.1" in text
+
+
+def test_cite_box_licence_and_link_preview(book):
+    _root, out, _report = book
+    html = BeautifulSoup((out / "chapters" / "one.html").read_text(encoding="utf-8"), "html.parser")
+    box = html.select_one("section.cite-this")
+    assert box is not None
+    bibtex = [pre.get_text() for pre in box.select("pre.cite-bibtex")]
+    assert any(b.startswith("@incollection{") and "Chapter one" in b and "chapter   = {1}" in b for b in bibtex)
+    assert any(b.startswith("@book{") for b in bibtex)
+    assert "Chapter one" in box.select_one("p.cite-plain").get_text()
+    meta = {m.get("property") or m.get("name"): m.get("content") for m in html.select("meta")}
+    for key in ("og:title", "og:description", "og:image", "twitter:card", "twitter:image", "description"):
+        assert meta.get(key), f"no {key}"
+    assert (out / "chapters" / meta["og:image"]).resolve().exists()
+    icons = [link["href"] for link in html.select("link[rel~=icon]")]
+    assert icons and all((out / "chapters" / href).resolve().exists() for href in icons)
