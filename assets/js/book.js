@@ -222,7 +222,7 @@
   // a term pins its definition in place, with a link to the glossary inside.
   function popover(className, id) {
     const box = Object.assign(document.createElement("div"), { className, id });
-    let owner = null, timer = 0;
+    let owner = null, timer = 0, quiet = null;   // quiet: focus given back after Escape shows nothing
     const api = {
       box,
       get owner() { return owner; },
@@ -241,7 +241,7 @@
         box.style.left = `${left}px`;
         box.style.top = `${r.bottom - hr.top + 6}px`;
       },
-      hide(refocus = false) {
+      hide() {
         clearTimeout(timer);
         if (!owner) return;
         const t = owner;
@@ -249,20 +249,23 @@
         t.removeAttribute("aria-describedby");
         const had = box.contains(document.activeElement);
         box.remove();
-        if (refocus || had) t.focus({ preventScroll: true });
+        if (had) { quiet = t; t.focus({ preventScroll: true }); }
       },
       later() { clearTimeout(timer); timer = setTimeout(() => api.hide(), 300); },
       hover(trigger, make) {
         trigger.addEventListener("mouseenter", () => { if (!box.classList.contains("pinned") || owner !== trigger) api.show(trigger, make()); });
         trigger.addEventListener("mouseleave", () => { if (!box.classList.contains("pinned")) api.later(); });
-        trigger.addEventListener("focus", () => { if (owner !== trigger) api.show(trigger, make()); });
-        trigger.addEventListener("blur", (e) => { if (!box.contains(e.relatedTarget) && !box.classList.contains("pinned")) api.hide(); });
+        trigger.addEventListener("focus", () => { if (owner !== trigger && quiet !== trigger) api.show(trigger, make()); });
+        trigger.addEventListener("blur", (e) => {
+          if (quiet === trigger) quiet = null;
+          if (!box.contains(e.relatedTarget) && !box.classList.contains("pinned")) api.hide();
+        });
       },
     };
     box.addEventListener("mouseenter", () => clearTimeout(timer));
     box.addEventListener("mouseleave", () => { if (!box.classList.contains("pinned")) api.later(); });
     box.addEventListener("focusout", (e) => { if (!box.contains(e.relatedTarget) && e.relatedTarget !== owner) api.hide(); });
-    document.addEventListener("keydown", (e) => { if (e.key === "Escape" && owner) { e.preventDefault(); api.hide(true); } });
+    document.addEventListener("keydown", (e) => { if (e.key === "Escape" && owner) { e.preventDefault(); api.hide(); } });
     document.addEventListener("pointerdown", (e) => { if (owner && !box.contains(e.target) && e.target !== owner && !owner.contains(e.target)) api.hide(); });
     return api;
   }
@@ -333,9 +336,7 @@
   const loadPagefind = async () => {
     if (!pagefind) {
       pagefind = await import(new URL("pagefind/pagefind.js", root).href);
-      // Long pages (the glossary) are not pushed down for their length: a term defined there
-      // should rank above a page that mentions it in passing.
-      await pagefind.options({ highlightParam: "highlight", ranking: { pageLength: 0.1, termFrequency: 0.8 } });
+      await pagefind.options({ highlightParam: "highlight" });
     }
     return pagefind;
   };
