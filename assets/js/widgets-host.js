@@ -191,11 +191,7 @@
     if (data.ranges) applyRanges(w, data.ranges);
     if (!w.pending) { w.params = data.params; syncControls(w); }
     prepareFigure(w);
-    const svg = w.svgBox.querySelector("svg");
-    if (svg && "live" in svg.dataset && !w.playing && w.el.dataset.state === "live") {
-      const desc = svg.querySelector("desc");
-      if (desc && w.live.textContent !== desc.textContent) w.live.textContent = desc.textContent;
-    }
+    announce(w, data);
     stats.drawnAt[w.name] ??= performance.now();
     if (w.el.dataset.state !== "live") goLive(w);
     if (w.dirtySince != null && !w.pending) {
@@ -203,6 +199,15 @@
     }
     if (w.playing && !w.pending) schedulePlay(w);
     w.el.dispatchEvent(new CustomEvent("widget:render", { detail: data }));
+  }
+
+  // Screen readers hear a short summary (computed in Python: widgets.summary) after each redraw the
+  // reader caused, not after the background redraws of the same parameters, nor while playing.
+  function announce(w, data) {
+    const key = canon(data.params || {});
+    if (!data.summary || w.playing || w.el.dataset.state !== "live" || key === w.heard) return;
+    w.heard = key;
+    w.live.textContent = data.summary;
   }
 
   function goLive(w) {
@@ -494,9 +499,10 @@
       uid: nextUid++, ahead: new Map(),
     };
     w.builtKey = canon({ ...w.params, _width: STATIC_WIDTH });   // what the figure in the page shows
+    w.heard = canon(w.params);                                  // what a screen reader was last told
     byUid.set(w.uid, w);
     w.live = el.querySelector(".widget-live");
-    if (!w.live) {   // screen readers hear each new frame of a figure that asks for it (data-live)
+    if (!w.live) {   // screen readers hear each redraw's summary (announce)
       w.live = document.createElement("p"); w.live.className = "widget-live"; w.live.setAttribute("aria-live", "polite");
       el.append(w.live);
     }

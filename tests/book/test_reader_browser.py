@@ -255,3 +255,18 @@ def test_keyboard_walk_reaches_everything_with_visible_focus(chromium, book, con
     finally:
         context.close()
     assert not problems, "\n".join(problems)
+
+
+def test_widget_redraw_is_announced_with_its_numbers(desktop):
+    widget = desktop.locator('.widget[data-widget="roofline"]').first
+    widget.scroll_into_view_if_needed()
+    desktop.wait_for_function("document.querySelector('.widget[data-widget=\"roofline\"]').dataset.state === 'live'", timeout=60000)
+    live = widget.locator(".widget-live")
+    assert live.get_attribute("aria-live") == "polite"
+    assert live.text_content() == ""              # nothing said until the reader changes something
+    widget.locator("select[name=kernel]").select_option("layernorm")
+    desktop.wait_for_function("document.querySelector('.widget[data-widget=\"roofline\"] .widget-live').textContent !== ''")
+    said = live.text_content()
+    assert "FLOP/B" in said and "memory-bound" in said, said
+    readouts = widget.locator(".widget-readouts").inner_text()   # the same numbers as text
+    assert said.split(": ")[1].split(",")[0] in readouts
