@@ -148,7 +148,7 @@
   function nameOf(el, n) {
     const fig = el.closest("figure, .panel-tabset, .cell, [id^='tbl-'], [id^='lst-']");
     const cap = fig?.querySelector("figcaption, caption, .listing-caption")?.textContent.trim();
-    const kind = el.matches(".katex-display") ? "Equation" : el.matches("pre") ? "Code" : "Table";
+    const kind = el.matches(".katex-display") ? "Equation" : el.matches("pre") ? "Code" : el.matches(".figure-scroll") ? "Figure" : "Table";
     const lang = el.matches("pre") ? (el.className.match(/\b(python|cpp|cuda|c|bash|sh|json|yaml)\b/)?.[1] || "") : "";
     return `${kind}${lang ? " (" + lang + ")" : ""} ${n}${cap ? ": " + cap.slice(0, 60) : ""}, scrolls sideways`;
   }
@@ -175,6 +175,30 @@
   relabel();
   for (const [i, el] of scrollers.entries()) el.addEventListener("scroll", () => markScroll(el, i + 1), { passive: true });
   if ("ResizeObserver" in window) new ResizeObserver(relabel).observe(document.querySelector("main") || document.body);
+
+  // Static figures (matplotlib SVG, sizes in pt): shown at least as wide as makes their smallest
+  // text 11 CSS px. Wider than the column, they take the margin column on a wide screen and scroll
+  // sideways (a scroll region, as above) on a phone.
+  const MIN_TEXT_PX = 11;
+  for (const img of document.querySelectorAll("main figure img[src$='.svg']")) {
+    if (img.closest(".chapter-map")) continue;    // inlined as links by predict.js, set in 11 pt
+    fetch(img.src).then((r) => (r.ok ? r.text() : Promise.reject(r.status))).then((text) => {
+      const w = parseFloat(text.match(/<svg[^>]*?\swidth="([\d.]+)pt"/)?.[1]);
+      const sizes = [...text.matchAll(/font-size:\s*([\d.]+)px/g)].map((m) => Number(m[1]));
+      if (!w || !sizes.length) return;
+      const width = Math.ceil(Math.max(w * MIN_TEXT_PX / Math.min(...sizes), w * 4 / 3));
+      img.dataset.minText = String(Math.min(...sizes) / w);   // text px per px of width, for tests
+      img.style.width = `${width}px`;
+      img.style.maxWidth = "none";
+      const wrap = Object.assign(document.createElement("div"), { className: "figure-scroll" });
+      img.replaceWith(wrap);
+      wrap.append(img);
+      const n = scrollers.push(wrap);
+      wrap.addEventListener("scroll", () => markScroll(wrap, n), { passive: true });
+      if (innerWidth >= 1300 && width > wrap.clientWidth) img.closest("figure").classList.add("wide-listing");
+      requestAnimationFrame(relabel);
+    }).catch(() => {});
+  }
 
   // Long listings (the CUDA kernels run to a hundred lines) are folded to about 30 lines.
   const FOLD = 34;

@@ -270,3 +270,26 @@ def test_widget_redraw_is_announced_with_its_numbers(desktop):
     assert "FLOP/B" in said and "memory-bound" in said, said
     readouts = widget.locator(".widget-readouts").inner_text()   # the same numbers as text
     assert said.split(": ")[1].split(",")[0] in readouts
+
+
+@pytest.mark.parametrize("config", ["desktop-light", "phone-light"])
+def test_figure_text_is_at_least_11_css_px(chromium, book, config):
+    """Every static SVG figure's smallest text, at the width the figure is shown (its font sizes are
+    in the SVG's own units; book.js records the smallest per unit of width)."""
+    context = chromium.new_context(**CONFIGS[config])
+    page = context.new_page()
+    small, figures = [], 0
+    try:
+        for name in book[1]:
+            page.goto(book[0] + name, wait_until="load")
+            page.wait_for_function("[...document.querySelectorAll(\"main figure img[src$='.svg']\")]"
+                                   ".every((i) => i.closest('.chapter-map') || i.dataset.minText)")
+            for src, px in page.evaluate("""() => [...document.querySelectorAll('main figure img[data-min-text]')]
+                .map((i) => [i.getAttribute('src'), i.getBoundingClientRect().width * Number(i.dataset.minText)])"""):
+                figures += 1
+                if px < 10.95:
+                    small.append(f"{name} {src}: {px:.1f} px")
+    finally:
+        context.close()
+    assert figures >= 10
+    assert not small, small
