@@ -74,12 +74,16 @@ local function Div(div)
   local params = params_of(div)
   if is_html then
     include_host()
-    local caption = #div.content > 0 and pandoc.write(pandoc.Pandoc(div.content), "html") or ""
-    local html = render(name, params, "html", caption)
-    if div.identifier ~= "" then  -- `::: {#fig-x .widget}`: a figure @fig-x links to and numbers
-      html = html:gsub('^<div class="widget"', '<div class="widget" id="' .. div.identifier .. '"', 1)
+    if div.identifier:match("^fig%-") then
+      -- `::: {#fig-x .widget}`: a figure that @fig-x numbers and links to.  Written as Quarto's own
+      -- div figure (the caption as its last paragraph), which Quarto reads after this filter
+      -- (at pre-ast) and bookbuild's crossref.lua alike; the widget draws no caption of its own.
+      local caption = pandoc.utils.blocks_to_inlines(div.content)
+      return pandoc.Div({ pandoc.RawBlock("html", render(name, params, "html", "")), pandoc.Para(caption) },
+        { id = div.identifier, class = "widget-figure" })
     end
-    return pandoc.RawBlock("html", html)
+    local caption = #div.content > 0 and pandoc.write(pandoc.Pandoc(div.content), "html") or ""
+    return pandoc.RawBlock("html", render(name, params, "html", caption))
   end
   local result = pandoc.json.decode(render(name, params, "json"), false)
   count = count + 1

@@ -13,6 +13,8 @@ Optional, for widgets whose controls depend on each other:
 * ``key_frames(params) -> [step, ...]``: an animation; print shows these steps side by side.
 * ``print_frames(params) -> [(label, {param: value}), ...]``: not an animation, but print shows
   these states (the given parameters with each override) side by side.
+* ``summary(params, readouts) -> str``: what a screen reader hears after a redraw (readouts by
+  label); without it, the figure's ``<desc>``.
 * ``Param(show_if=(other, values))`` hides a control unless ``other`` has one of
   ``values``; ``Param(play=True)`` gives a slider a play/pause button.
 
@@ -23,6 +25,7 @@ static HTML; ``bundle.py`` ships the code to the browser.
 """
 from __future__ import annotations
 
+import html
 import importlib
 import json
 import math
@@ -202,10 +205,22 @@ def render(name: str, raw: dict | None = None) -> dict:
     module = get(name)
     result = module.render(params)          # may bring a value into range (e.g. a step number)
     result.setdefault("message", None)
+    result["summary"] = summary(module, params, result)
     if hasattr(module, "ranges"):
         result["ranges"] = {k: list(v) for k, v in module.ranges(params).items()}
     result["params"] = {k: v for k, v in params.items() if not k.startswith("_")}
     return result
+
+
+def summary(module, params: dict, result: dict) -> str:
+    """One short sentence a screen reader hears after each redraw (the host puts it in a polite
+    live region): the widget's ``summary(params, readouts)`` if it has one, else the figure's
+    <desc>. Readouts are the numbers Python computed for this drawing, by label."""
+    own = getattr(module, "summary", None)
+    if own:
+        return own(params, dict(result["readouts"]))
+    desc = result["svg"].partition("<desc>")[2].partition("</desc>")[0]
+    return html.unescape(desc)
 
 
 def render_json(name: str, raw_json: str) -> str:

@@ -437,3 +437,10 @@ def render(params: dict) -> dict:
     desc = (f"Thread {_dim(ti)} of block {_dim(bi)} has global index ({g[0]}, {g[1]}, {g[2]}), "
             f"linear index {info['linear']}, warp {info['warp']}, and computes {info['output']}.")
     return {"svg": svg_root(W, H, "wg-blockgrid", title, desc, body, extra), "readouts": readouts, "message": message}
+
+
+def summary(params: dict, r: dict) -> str:
+    """E.g. "blockIdx (1, 0, 0), threadIdx (3, 0, 0): global index (35, 0, 0)"."""
+    if "Launch" in r:
+        return f"gridDim {r['gridDim']}, blockDim {r['blockDim']}: {r['Launch']}"
+    return f"blockIdx {r['blockIdx']}, threadIdx {r['threadIdx']}: global index {r['Global index (x, y, z)']}"

@@ -290,3 +290,12 @@ def render(params: dict) -> dict:
             f"{fmt.num(cost.intensity)} {op} per byte and can reach at most {fmt.si(att, f'{op}/s')}: {reg}.")
     return {"svg": svg_root(W, H, "wg-roofline", title, desc, [defs] + body), "readouts": readouts,
             "message": " ".join(n for n in notes if n) or None}
+
+
+def summary(params: dict, r: dict) -> str:
+    """E.g. "GEMM 4096: 1,365 FLOP/B, compute-bound, 989 TFLOP/s" (and the other device's)."""
+    text = f"{r['Kernel']}: {r['Arithmetic intensity']}, {r['Regime']}, {r['Attainable']}"
+    other = next((k for k in r if k.startswith("Attainable on ")), None)
+    if other:
+        text += f"; on {other[len('Attainable on '):]}: {r[other]}, {r[other.replace('Attainable', 'Regime')]}"
+    return text

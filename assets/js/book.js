@@ -8,22 +8,52 @@
     set(k, v) { try { localStorage.setItem(k, v); } catch { /* private mode */ } },
   };
 
-  // Dark mode: follows the system until the reader chooses.
+  // Dark mode: follows the system until the reader chooses. The button is a toggle for "dark".
   const toggle = document.querySelector(".theme-toggle");
+  const systemDark = matchMedia("(prefers-color-scheme: dark)");
+  const isDark = () => {
+    const t = document.documentElement.dataset.theme;
+    return t ? t === "dark" : systemDark.matches;
+  };
+  const showTheme = () => toggle?.setAttribute("aria-pressed", String(isDark()));
+  showTheme();
+  systemDark.addEventListener?.("change", showTheme);
   toggle?.addEventListener("click", () => {
     const el = document.documentElement;
-    const dark = el.dataset.theme ? el.dataset.theme === "dark" : matchMedia("(prefers-color-scheme: dark)").matches;
-    el.dataset.theme = dark ? "light" : "dark";
+    el.dataset.theme = isDark() ? "light" : "dark";
     store.set("book-theme", el.dataset.theme);
+    showTheme();
   });
 
-  // Sidebar on phones.
+  // The chapters drawer on phones: a backdrop, closed by a tap outside, Escape or a chosen link;
+  // focus moves into it and back to its button. Closed, it is inert (no Tab stops off screen).
   const sidebar = document.getElementById("sidebar");
   const sideBtn = document.querySelector(".sidebar-toggle");
-  sideBtn?.addEventListener("click", () => {
-    const open = sidebar.classList.toggle("open");
+  const narrow = matchMedia("(max-width: 900px)");
+  const backdrop = Object.assign(document.createElement("div"), { className: "drawer-backdrop", hidden: true });
+  document.body.append(backdrop);
+  function setDrawer(open, focus = true) {
+    if (!sidebar || !sideBtn) return;
+    sidebar.classList.toggle("open", open);
     sideBtn.setAttribute("aria-expanded", String(open));
+    backdrop.hidden = !open;
+    sidebar.inert = narrow.matches && !open;
+    if (!focus) return;
+    if (open) (sidebar.querySelector('[aria-current="page"]') || sidebar.querySelector("a"))?.focus();
+    else sideBtn.focus();
+  }
+  sideBtn?.addEventListener("click", () => setDrawer(!sidebar.classList.contains("open")));
+  backdrop.addEventListener("click", () => setDrawer(false));
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && sidebar?.classList.contains("open")) { e.preventDefault(); setDrawer(false); }
   });
+  sidebar?.addEventListener("focusout", (e) => {   // Tab past its last link: the drawer closes behind
+    if (sidebar.classList.contains("open") && narrow.matches && e.relatedTarget && !sidebar.contains(e.relatedTarget)) {
+      setDrawer(false, false);
+    }
+  });
+  narrow.addEventListener?.("change", () => setDrawer(false, false));
+  setDrawer(false, false);
 
   // Tabsets: one group stays in step across the page and is remembered across pages.
   function selectTab(tabset, key, focus) {
@@ -98,67 +128,321 @@
     block.appendChild(btn);
   }
 
-  // Cross-reference previews on hover and focus.
-  let tip = null;
-  function showPreview(a) {
-    const title = a.dataset.xrefTitle;
-    if (!title) return;
-    tip = tip || Object.assign(document.createElement("div"), { className: "xref-preview", role: "tooltip", id: "xref-preview" });
-    tip.textContent = `${a.textContent}: ${title}`;
-    document.body.appendChild(tip);
-    const r = a.getBoundingClientRect();
-    tip.style.left = `${Math.max(8, Math.min(r.left + scrollX, scrollX + innerWidth - tip.offsetWidth - 8))}px`;
-    tip.style.top = `${r.bottom + scrollY + 6}px`;
-    a.setAttribute("aria-describedby", "xref-preview");
-  }
-  function hidePreview() { tip?.remove(); }
-  for (const a of document.querySelectorAll("a.xref")) {
-    a.addEventListener("mouseenter", () => showPreview(a));
-    a.addEventListener("focus", () => showPreview(a));
-    a.addEventListener("mouseleave", hidePreview);
-    a.addEventListener("blur", hidePreview);
+  // Tables: a header cell with nothing in it (the corner of a two-way table) is a plain cell.
+  for (const th of document.querySelectorAll("main th")) {
+    if (th.textContent.trim() || th.querySelector("img, svg, [aria-label]")) continue;
+    const td = document.createElement("td");
+    td.className = th.className;
+    th.replaceWith(td);
   }
 
-  // Search: a dialog over Pagefind's index, fetched from this site only.
+  // Scroll regions: whatever scrolls sideways (code, tables, wide equations) can be scrolled from
+  // the keyboard (it takes focus, labelled), says so to a screen reader, and shows an edge shadow
+  // on the side that has more. Tables get a wrapper to scroll in, so they stay tables.
+  for (const table of document.querySelectorAll("main table")) {
+    if (table.closest(".hw-table, .widget, .table-scroll")) continue;
+    const wrap = Object.assign(document.createElement("div"), { className: "table-scroll" });
+    table.replaceWith(wrap);
+    wrap.append(table);
+  }
+  function nameOf(el, n) {
+    const fig = el.closest("figure, .panel-tabset, .cell, [id^='tbl-'], [id^='lst-']");
+    const cap = fig?.querySelector("figcaption, caption, .listing-caption")?.textContent.trim();
+    const kind = el.matches(".katex-display") ? "Equation" : el.matches("pre") ? "Code" : el.matches(".figure-scroll") ? "Figure" : "Table";
+    const lang = el.matches("pre") ? (el.className.match(/\b(python|cpp|cuda|c|bash|sh|json|yaml)\b/)?.[1] || "") : "";
+    return `${kind}${lang ? " (" + lang + ")" : ""} ${n}${cap ? ": " + cap.slice(0, 60) : ""}, scrolls sideways`;
+  }
+  const scrollers = [...document.querySelectorAll("main pre, main .table-scroll, main .hw-table, main .katex-display")]
+    .filter((el) => !el.closest(".widget") && !el.parentElement.closest(".hw-table, .table-scroll"));
+  function markScroll(el, n) {
+    const scrolls = el.scrollWidth > el.clientWidth + 1;
+    el.classList.toggle("scrolls", scrolls);
+    if (scrolls) {
+      el.tabIndex = 0;
+      el.setAttribute("role", "region");
+      el.setAttribute("aria-label", nameOf(el, n));
+    } else if (el.hasAttribute("role")) {
+      el.removeAttribute("tabindex"); el.removeAttribute("role"); el.removeAttribute("aria-label");
+    }
+    if (scrolls && el.matches("pre") && innerWidth >= 1300) {   // book.css lets it into the margin column
+      const holder = el.closest(".panel-tabset") || el.closest("div.sourceCode") || el;
+      if (!holder.classList.contains("wide-listing")) { holder.classList.add("wide-listing"); requestAnimationFrame(relabel); }
+    }
+    el.classList.toggle("more-right", scrolls && el.scrollLeft + el.clientWidth < el.scrollWidth - 1);
+    el.classList.toggle("more-left", scrolls && el.scrollLeft > 1);
+  }
+  const relabel = () => scrollers.forEach((el, i) => markScroll(el, i + 1));
+  relabel();
+  for (const [i, el] of scrollers.entries()) el.addEventListener("scroll", () => markScroll(el, i + 1), { passive: true });
+  if ("ResizeObserver" in window) new ResizeObserver(relabel).observe(document.querySelector("main") || document.body);
+
+  // Static figures (matplotlib SVG, sizes in pt): shown at least as wide as makes their smallest
+  // text 11 CSS px. Wider than the column, they take the margin column on a wide screen and scroll
+  // sideways (a scroll region, as above) on a phone.
+  const MIN_TEXT_PX = 11;
+  for (const img of document.querySelectorAll("main figure img[src$='.svg']")) {
+    if (img.closest(".chapter-map")) continue;    // inlined as links by predict.js, set in 11 pt
+    fetch(img.src).then((r) => (r.ok ? r.text() : Promise.reject(r.status))).then((text) => {
+      const w = parseFloat(text.match(/<svg[^>]*?\swidth="([\d.]+)pt"/)?.[1]);
+      const sizes = [...text.matchAll(/font-size:\s*([\d.]+)px/g)].map((m) => Number(m[1]));
+      if (!w || !sizes.length) return;
+      const width = Math.ceil(Math.max(w * MIN_TEXT_PX / Math.min(...sizes), w * 4 / 3));
+      img.dataset.minText = String(Math.min(...sizes) / w);   // text px per px of width, for tests
+      img.style.width = `${width}px`;
+      img.style.maxWidth = "none";
+      const wrap = Object.assign(document.createElement("div"), { className: "figure-scroll" });
+      img.replaceWith(wrap);
+      wrap.append(img);
+      const n = scrollers.push(wrap);
+      wrap.addEventListener("scroll", () => markScroll(wrap, n), { passive: true });
+      if (innerWidth >= 1300 && width > wrap.clientWidth) img.closest("figure").classList.add("wide-listing");
+      requestAnimationFrame(relabel);
+    }).catch(() => {});
+  }
+
+  // Long listings (the CUDA kernels run to a hundred lines) are folded to about 30 lines.
+  const FOLD = 34;
+  for (const pre of document.querySelectorAll("main div.sourceCode > pre, main pre:not(.sourceCode)")) {
+    const lines = (pre.textContent.match(/\n/g) || []).length + 1;
+    if (lines <= FOLD + 6 || pre.closest(".widget")) continue;
+    const holder = pre.closest("div.sourceCode") || pre;
+    holder.classList.add("folded");
+    const more = Object.assign(document.createElement("button"), { type: "button", className: "unfold" });
+    const label = () => { more.textContent = holder.classList.contains("folded") ? `Show all ${lines} lines` : "Fold the listing"; };
+    label();
+    more.setAttribute("aria-expanded", "false");
+    more.addEventListener("click", () => {
+      const folded = holder.classList.toggle("folded");
+      more.setAttribute("aria-expanded", String(!folded));
+      label();
+      if (folded) holder.scrollIntoView({ block: "nearest" });
+      relabel();
+    });
+    holder.after(more);
+  }
+
+  // Widgets: each one's controls get a name of their own (several widgets of a kind on a page).
+  const formNames = new Map();
+  for (const form of document.querySelectorAll(".widget-controls[aria-label]")) {
+    const base = form.getAttribute("aria-label");
+    const head = form.closest("section")?.querySelector(":scope > h2, :scope > h3")?.textContent.replace(/^[\d.]+\s*/, "").trim();
+    let name = head ? `${base}: ${head}` : base;
+    const seen = formNames.get(name) || 0;
+    formNames.set(name, seen + 1);
+    if (seen) name += ` (${seen + 1})`;
+    form.setAttribute("aria-label", name);
+  }
+
+  // Headings: a permalink after each section heading.
+  for (const h of document.querySelectorAll("main section[id] > h2, main section[id] > h3, main section[id] > h4")) {
+    const id = h.parentElement.id;
+    const a = Object.assign(document.createElement("a"), { className: "anchor", href: "#" + id, textContent: "#" });
+    a.setAttribute("aria-label", `Link to this section: ${h.textContent.trim()}`);
+    h.append(" ", a);
+  }
+
+  // Popovers (glossary terms, cross-references): shown on hover and focus, kept while the pointer
+  // is over the trigger or the popover, hidden by Escape or leaving (WCAG 1.4.13). A tap or click on
+  // a term pins its definition in place, with a link to the glossary inside.
+  function popover(className, id) {
+    const box = Object.assign(document.createElement("div"), { className, id });
+    let owner = null, timer = 0, quiet = null;   // quiet: focus given back after Escape shows nothing
+    const api = {
+      box,
+      get owner() { return owner; },
+      show(trigger, content, pinned = false) {
+        clearTimeout(timer);
+        owner?.removeAttribute("aria-describedby");
+        owner = trigger;
+        box.replaceChildren(...content);
+        box.classList.toggle("pinned", pinned);
+        trigger.after(box);              // right after its trigger: Tab reaches what it holds
+        trigger.setAttribute("aria-describedby", id);
+        const host = box.offsetParent || document.body;
+        const hr = host.getBoundingClientRect(), r = trigger.getBoundingClientRect();
+        const width = box.offsetWidth;
+        const left = Math.max(8, Math.min(r.left, innerWidth - width - 8)) - hr.left;
+        box.style.left = `${left}px`;
+        box.style.top = `${r.bottom - hr.top + 6}px`;
+      },
+      hide() {
+        clearTimeout(timer);
+        if (!owner) return;
+        const t = owner;
+        owner = null;
+        t.removeAttribute("aria-describedby");
+        const had = box.contains(document.activeElement);
+        box.remove();
+        if (had) { quiet = t; t.focus({ preventScroll: true }); }
+      },
+      later() { clearTimeout(timer); timer = setTimeout(() => api.hide(), 300); },
+      hover(trigger, make) {
+        trigger.addEventListener("mouseenter", () => { if (!box.classList.contains("pinned") || owner !== trigger) api.show(trigger, make()); });
+        trigger.addEventListener("mouseleave", () => { if (!box.classList.contains("pinned")) api.later(); });
+        trigger.addEventListener("focus", () => { if (owner !== trigger && quiet !== trigger) api.show(trigger, make()); });
+        trigger.addEventListener("blur", (e) => {
+          if (quiet === trigger) quiet = null;
+          if (!box.contains(e.relatedTarget) && !box.classList.contains("pinned")) api.hide();
+        });
+      },
+    };
+    box.addEventListener("mouseenter", () => clearTimeout(timer));
+    box.addEventListener("mouseleave", () => { if (!box.classList.contains("pinned")) api.later(); });
+    box.addEventListener("focusout", (e) => { if (!box.contains(e.relatedTarget) && e.relatedTarget !== owner) api.hide(); });
+    document.addEventListener("keydown", (e) => { if (e.key === "Escape" && owner) { e.preventDefault(); api.hide(); } });
+    document.addEventListener("pointerdown", (e) => { if (owner && !box.contains(e.target) && e.target !== owner && !owner.contains(e.target)) api.hide(); });
+    return api;
+  }
+
+  // Glossary terms (filters/glossary.lua gives each its definition in data-definition).
+  const termPop = popover("term-popover", "term-popover");
+  const termContent = (a, withLink) => {
+    const parts = [Object.assign(document.createElement("strong"), { textContent: a.dataset.term || a.textContent }),
+      document.createTextNode(": " + a.dataset.definition)];
+    if (withLink) {
+      const go = Object.assign(document.createElement("a"), { href: a.href, className: "term-go", textContent: "Open in the glossary" });
+      const line = Object.assign(document.createElement("span"), { className: "term-go-line" });
+      line.append(go);
+      parts.push(line);
+    }
+    return parts;
+  };
+  for (const a of document.querySelectorAll("a.term[data-definition]")) {
+    a.removeAttribute("title");        // the popover replaces the browser's tooltip
+    if (a.closest(".terms-box")) continue;   // there the definition is printed beside the term
+    termPop.hover(a, () => termContent(a, false));
+    a.addEventListener("click", (e) => {
+      if (e.ctrlKey || e.metaKey || e.shiftKey || e.button) return;   // a new tab: the glossary
+      e.preventDefault();
+      if (termPop.owner === a && termPop.box.classList.contains("pinned")) { termPop.hide(); return; }
+      termPop.show(a, termContent(a, true), true);
+    });
+  }
+
+  // Cross-reference previews: the figure, table or equation itself (fetched from its page when it
+  // is on another one), or the section's title.
+  const xrefPop = popover("xref-preview", "xref-preview");
+  const pagesFetched = new Map();
+  async function target(a) {
+    const url = new URL(a.href, location.href);
+    const id = decodeURIComponent(url.hash.slice(1));
+    if (!id) return null;
+    let doc = document;
+    if (url.pathname !== location.pathname) {
+      const key = url.origin + url.pathname;
+      if (!pagesFetched.has(key)) pagesFetched.set(key, fetch(key).then((r) => r.text()).then((t) => new DOMParser().parseFromString(t, "text/html")));
+      doc = await pagesFetched.get(key);
+    }
+    const found = doc.getElementById(id);
+    if (!found || found.tagName === "SECTION") return null;
+    const copy = document.importNode(found.matches(".equation") ? found : (found.closest("figure") || found), true);
+    for (const n of [copy, ...copy.querySelectorAll("[id]")]) n.removeAttribute("id");
+    for (const img of copy.querySelectorAll("img[src]")) img.src = new URL(img.getAttribute("src"), url).href;
+    for (const n of copy.querySelectorAll("a, button, input, [tabindex]")) n.setAttribute("tabindex", "-1");
+    copy.querySelector(".anchor")?.remove();
+    return copy;
+  }
+  for (const a of document.querySelectorAll("a.xref")) {
+    const title = a.dataset.xrefTitle;
+    const text = () => [Object.assign(document.createElement("p"), { textContent: title ? `${a.textContent}: ${title}` : a.textContent })];
+    xrefPop.hover(a, () => {
+      target(a).then((copy) => { if (copy && xrefPop.owner === a) { xrefPop.box.replaceChildren(copy); } }).catch(() => {});
+      return text();
+    });
+  }
+
+  // Search: a dialog over Pagefind's index, fetched from this site only. Results link to the
+  // section that matched (Pagefind's sub-results), ten at a time; arrow keys move through them;
+  // Escape, the Close button or a tap outside closes it. The page opened marks the words searched.
   let dialog = null;
   let pagefind = null;
+  const PAGE = 10;
+  const loadPagefind = async () => {
+    if (!pagefind) {
+      pagefind = await import(new URL("pagefind/pagefind.js", root).href);
+      await pagefind.options({ highlightParam: "highlight" });
+    }
+    return pagefind;
+  };
+  function resultItem(d) {
+    const li = document.createElement("li");
+    const a = Object.assign(document.createElement("a"), { href: d.url, className: "search-page", textContent: d.meta?.title || d.url });
+    const p = document.createElement("p");
+    p.innerHTML = d.excerpt; // Pagefind escapes page text and adds <mark>
+    li.append(a, p);
+    const subs = (d.sub_results || []).filter((r) => r.url !== d.url && new URL(r.url, location.href).hash).slice(0, 3);
+    if (subs.length) {
+      const ul = Object.assign(document.createElement("ul"), { className: "search-subs" });
+      for (const r of subs) {
+        const sli = document.createElement("li");
+        const sa = Object.assign(document.createElement("a"), { href: r.url, textContent: r.title });
+        const sp = document.createElement("p");
+        sp.innerHTML = r.excerpt;
+        sli.append(sa, sp);
+        ul.append(sli);
+      }
+      li.append(ul);
+    }
+    return li;
+  }
   async function openSearch() {
     if (!dialog) {
       dialog = document.createElement("dialog");
       dialog.className = "search-dialog";
       dialog.setAttribute("aria-label", "Search the book");
-      dialog.innerHTML = '<input type="search" placeholder="Search the book…" aria-label="Search terms">' +
-        '<p class="search-status" role="status"></p><ol class="search-results"></ol>';
+      dialog.innerHTML = '<div class="search-bar"><input type="search" placeholder="Search the book…" aria-label="Search terms">' +
+        '<button type="button" class="search-close" aria-label="Close search">Close</button></div>' +
+        '<p class="search-status" role="status"></p><ol class="search-results"></ol>' +
+        '<button type="button" class="search-more" hidden>More results</button>';
       document.body.appendChild(dialog);
       const input = dialog.querySelector("input");
-      let seq = 0;
+      const list = dialog.querySelector(".search-results");
+      const status = dialog.querySelector(".search-status");
+      const more = dialog.querySelector(".search-more");
+      let seq = 0, results = [], shown = 0;
+      async function showMore() {
+        const n = seq;
+        const data = await Promise.all(results.slice(shown, shown + PAGE).map((r) => r.data()));
+        if (n !== seq) return;
+        for (const d of data) list.appendChild(resultItem(d));
+        shown += data.length;
+        more.hidden = shown >= results.length;
+        more.textContent = `More results (${results.length - shown} left)`;
+      }
       input.addEventListener("input", async () => {
         const n = ++seq;
         const q = input.value.trim();
-        const list = dialog.querySelector(".search-results");
-        const status = dialog.querySelector(".search-status");
-        if (!q) { list.innerHTML = ""; status.textContent = ""; return; }
+        if (!q) { list.innerHTML = ""; status.textContent = ""; more.hidden = true; return; }
         try {
-          pagefind = pagefind || await import(new URL("pagefind/pagefind.js", root).href);
-          const res = await pagefind.debouncedSearch(q, {}, 150);
+          const pf = await loadPagefind();
+          const res = await pf.debouncedSearch(q, {}, 150);
           if (!res || n !== seq) return;
-          const data = await Promise.all(res.results.slice(0, 10).map((r) => r.data()));
-          if (n !== seq) return;
-          status.textContent = `${res.results.length} result${res.results.length === 1 ? "" : "s"}`;
+          results = res.results; shown = 0;
           list.innerHTML = "";
-          for (const d of data) {
-            const li = document.createElement("li");
-            const a = document.createElement("a");
-            a.href = d.url;
-            a.textContent = d.meta?.title || d.url;
-            const p = document.createElement("p");
-            p.innerHTML = d.excerpt; // Pagefind escapes page text and adds <mark>
-            li.append(a, p);
-            list.appendChild(li);
-          }
+          status.textContent = `${results.length} result${results.length === 1 ? "" : "s"}`;
+          await showMore();
         } catch (err) {
           status.textContent = "Search is unavailable: " + err.message;
         }
+      });
+      more.addEventListener("click", () => {
+        const first = list.children.length;
+        showMore().then(() => list.children[first]?.querySelector("a")?.focus());
+      });
+      dialog.querySelector(".search-close").addEventListener("click", () => dialog.close());
+      dialog.addEventListener("click", (e) => {   // a tap on the backdrop, outside the box
+        if (e.target !== dialog) return;
+        const r = dialog.getBoundingClientRect();
+        if (e.clientX < r.left || e.clientX > r.right || e.clientY < r.top || e.clientY > r.bottom) dialog.close();
+      });
+      dialog.addEventListener("keydown", (e) => {
+        if (e.key === "Escape") { e.preventDefault(); dialog.close(); return; }   // not "clear the field first"
+        if (e.key !== "ArrowDown" && e.key !== "ArrowUp") return;
+        const stops = [input, ...list.querySelectorAll("a")];
+        const i = stops.indexOf(document.activeElement);
+        if (i < 0) return;
+        e.preventDefault();
+        stops[Math.max(0, Math.min(stops.length - 1, i + (e.key === "ArrowDown" ? 1 : -1)))].focus();
       });
     }
     dialog.showModal();
@@ -172,6 +456,19 @@
       openSearch();
     }
   });
+  if (new URLSearchParams(location.search).has("highlight")) {
+    import(new URL("pagefind/pagefind-highlight.js", root).href).then(({ default: Highlight }) => {
+      new Highlight({ highlightParam: "highlight", markContext: "main", addStyles: false,
+        markOptions: { className: "search-hit", exclude: ["[data-pagefind-ignore]", "[data-pagefind-ignore] *"] } });
+      if (!location.hash) document.querySelector("main .search-hit")?.scrollIntoView({ block: "center" });
+    }).catch(() => {});
+  }
+
+  // On phones the contents list sits in the text, just below the chapter's title.
+  const inlineToc = document.querySelector(".toc-inline");
+  const h1 = document.querySelector("main h1");
+  if (inlineToc && h1) (h1.closest("header") || h1).after(inlineToc);
+  inlineToc?.addEventListener("click", (e) => { if (e.target.closest("a")) inlineToc.open = false; });
 
   // On-page contents: mark the section being read.
   const tocLinks = new Map([...document.querySelectorAll(".toc a")].map((a) => [a.getAttribute("href").slice(1), a]));

@@ -1,11 +1,11 @@
-// Predict-then-reveal and glossary hovers.
+// Predict-then-reveal.
 //
 // A `.callout.predict` whose body holds a list becomes a set of radio choices with a
 // "Lock in my answer" button; without a list it gets a "Your prediction" text box and a
 // "Commit" button. The next collapsible callout after it (the reveal) stays shut until the
 // reader commits; then it opens and the chosen option is marked. Answers are remembered
-// per page in localStorage. Links `a.term` (filters/glossary.lua) show their definition
-// in a popover on hover and on keyboard focus. Printing shows everything (glossary.css).
+// per page in localStorage; "Change my answer" takes it back. Printing shows everything
+// (glossary.css). Glossary terms' popovers are book.js's.
 // The chapter map's figure becomes inline SVG so that its boxes are links.
 (() => {
   "use strict";
@@ -80,8 +80,9 @@
     });
     const button = el("button", { type: "button", className: "predict-commit", textContent: "Lock in my answer", disabled: true });
     const status = el("p", { className: "predict-status", role: "status" });
+    const change = el("button", { type: "button", className: "predict-change", textContent: "Change my answer", hidden: true });
     list.replaceWith(group);
-    group.after(el("div", { className: "predict-actions" }, button, status));
+    group.after(el("div", { className: "predict-actions" }, button, change, status));
     group.addEventListener("change", () => { button.disabled = false; });
 
     function commit(choice, open) {
@@ -92,6 +93,7 @@
       input.closest("label").classList.add("chosen");
       input.closest("label").append(el("span", { className: "predict-badge", textContent: "your answer" }));
       button.hidden = true;
+      change.hidden = false;
       box.classList.add("predict-done");
       status.textContent = !reveal ? "Answer locked in." : open ? "Answer locked in: the reveal below is open."
         : "Your earlier answer: the reveal below is unlocked.";
@@ -103,6 +105,17 @@
       store.set(key, { choice: picked });
       commit(picked, true);
     });
+    change.addEventListener("click", () => {
+      for (const i of inputs) i.disabled = false;
+      for (const l of group.querySelectorAll(".chosen")) l.classList.remove("chosen");
+      for (const b of group.querySelectorAll(".predict-badge")) b.remove();
+      box.classList.remove("predict-done");
+      change.hidden = true;
+      button.hidden = false;
+      button.disabled = false;
+      status.textContent = "Choose again, then lock in your answer.";
+      (inputs.find((i) => i.checked) || inputs[0]).focus();
+    });
     const saved = store.get(key);
     if (saved && Number.isInteger(saved.choice)) commit(saved.choice, false);
   }
@@ -112,12 +125,22 @@
     const input = el("input", { type: "text", id: `predict-text-${n}`, className: "predict-text", autocomplete: "off" });
     const button = el("button", { type: "button", className: "predict-commit", textContent: "Commit" });
     const status = el("p", { className: "predict-status", role: "status" });
+    const change = el("button", { type: "button", className: "predict-change", textContent: "Change my prediction", hidden: true });
     body.append(el("div", { className: "predict-actions" },
-      el("label", { htmlFor: input.id, textContent: "Your prediction" }), input, button, status));
+      el("label", { htmlFor: input.id, textContent: "Your prediction" }), input, button, change, status));
+    change.addEventListener("click", () => {
+      input.readOnly = false;
+      box.classList.remove("predict-done");
+      change.hidden = true;
+      button.hidden = false;
+      status.textContent = "Edit your prediction, then commit it.";
+      input.focus();
+    });
     function commit(text, open) {
       input.value = text;
       input.readOnly = true;
       button.hidden = true;
+      change.hidden = false;
       box.classList.add("predict-done");
       status.textContent = open || !reveal ? "Prediction committed." : "Your earlier prediction: the reveal below is unlocked.";
       reveal?.gate.unlock(open);
@@ -149,30 +172,6 @@
     if (list) setupChoices(box, list, key, reveal, n);
     else setupText(box, key, reveal, n);
   });
-
-  // Glossary terms: the definition in a popover on hover and focus.
-  let pop = null;
-  function show(a) {
-    const def = a.dataset.definition;
-    if (!def) return;
-    pop = pop || el("div", { className: "term-popover", id: "term-popover", role: "tooltip" });
-    pop.replaceChildren(el("strong", { textContent: a.dataset.term || a.textContent }), document.createTextNode(": " + def));
-    document.body.append(pop);
-    const r = a.getBoundingClientRect();
-    pop.style.left = `${Math.max(8, Math.min(r.left + scrollX, scrollX + innerWidth - pop.offsetWidth - 8))}px`;
-    pop.style.top = `${r.bottom + scrollY + 6}px`;
-    a.setAttribute("aria-describedby", "term-popover");
-  }
-  function hide() { pop?.remove(); }
-  for (const a of document.querySelectorAll("a.term[data-definition]")) {
-    a.removeAttribute("title"); // the popover replaces the browser's tooltip
-    if (a.closest(".terms-box")) continue; // there the definition is printed beside the term
-    a.addEventListener("mouseenter", () => show(a));
-    a.addEventListener("focus", () => show(a));
-    a.addEventListener("mouseleave", hide);
-    a.addEventListener("blur", hide);
-  }
-  document.addEventListener("keydown", (e) => { if (e.key === "Escape") hide(); });
 
   // Chapter map (appendices/chapter-map.qmd): the figure's SVG goes inline so that its boxes,
   // which Graphviz drew as links, lead to the chapters. If the fetch fails the image stays.

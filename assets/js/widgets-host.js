@@ -224,11 +224,7 @@
     if (data.ranges) applyRanges(w, data.ranges);
     if (!w.pending) { w.params = data.params; syncControls(w); }
     prepareFigure(w);
-    const svg = w.svgBox.querySelector("svg");
-    if (svg && "live" in svg.dataset && !w.playing && w.el.dataset.state === "live") {
-      const desc = svg.querySelector("desc");
-      if (desc && w.live.textContent !== desc.textContent) w.live.textContent = desc.textContent;
-    }
+    announce(w, data);
     stats.drawnAt[w.name] ??= performance.now();
     // widgets.css keeps a phone's figure in view above its controls if it leaves them room.  The
     // build decided for its figure; a reader's change (never the page's own, which would move
@@ -240,6 +236,15 @@
     }
     if (w.playing && !w.pending) schedulePlay(w);
     w.el.dispatchEvent(new CustomEvent("widget:render", { detail: data }));
+  }
+
+  // Screen readers hear a short summary (computed in Python: widgets.summary) after each redraw the
+  // reader caused, not after the background redraws of the same parameters, nor while playing.
+  function announce(w, data) {
+    const key = canon(data.params || {});
+    if (!data.summary || w.playing || w.el.dataset.state !== "live" || key === w.heard) return;
+    w.heard = key;
+    w.live.textContent = data.summary;
   }
 
   function goLive(w) {
@@ -550,9 +555,10 @@
     // What the figures in the page show (one per layout width).
     w.builtKeys = new Set([...w.svgBox.querySelectorAll(":scope > svg[data-layout]")]
       .map((svg) => canon({ ...w.params, _width: Number(svg.dataset.layout) })));
+    w.heard = canon(w.params);                                  // what a screen reader was last told
     byUid.set(w.uid, w);
     w.live = el.querySelector(".widget-live");
-    if (!w.live) {   // screen readers hear each new frame of a figure that asks for it (data-live)
+    if (!w.live) {   // screen readers hear each redraw's summary (announce)
       w.live = document.createElement("p"); w.live.className = "widget-live"; w.live.setAttribute("aria-live", "polite");
       el.append(w.live);
     }

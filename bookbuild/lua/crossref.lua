@@ -106,19 +106,6 @@ local function Figure(fig)
   return placed(fig, info.kind)
 end
 
--- A widget (filters/widget.lua) is raw HTML in the page: its figure caption gets its number here.
-local function RawBlock(raw)
-  if not FORMAT:match("html") or raw.format ~= "html" then return nil end
-  local label = raw.text:match('^<div class="widget" id="(fig%-[^"]+)"')
-  local info = label and entry(label)
-  if not info then return nil end
-  local number = '<span class="float-number">' .. NAMES[info.kind] .. " " .. info.number .. ":</span> "
-  local text, n = raw.text:gsub("<figcaption><p>", "<figcaption><p>" .. number, 1)
-  if n == 0 then text = raw.text:gsub("<figcaption>", "<figcaption>" .. number, 1) end
-  raw.text = text
-  return raw
-end
-
 local function Para(para)
   -- $$ ... $$ {#eq-label}: number the equation and drop the label text
   for i, el in ipairs(para.content) do
@@ -167,6 +154,6 @@ end
 
 return {
   {Meta = read_index},
-  {Header = Header, Div = float_div, Para = Para, RawBlock = RawBlock},
+  {Header = Header, Div = float_div, Para = Para},
   {Figure = Figure, Cite = Cite},
 }

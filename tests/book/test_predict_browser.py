@@ -1,5 +1,5 @@
 """Predict-then-reveal and glossary popovers in Chromium: a page made by the build's own
-callout filter from Quarto markup, with the site's styles and assets/js/predict.js."""
+callout filter from Quarto markup, with the site's styles, assets/js/predict.js and book.js."""
 import functools
 import http.server
 import shutil
@@ -38,7 +38,7 @@ Twelve.
 
 PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>predict</title>
 <link rel="stylesheet" href="book.css"><link rel="stylesheet" href="glossary.css">
-<script defer src="predict.js"></script></head><body><main>{body}</main></body></html>"""
+<script defer src="book.js"></script><script defer src="predict.js"></script></head><body><main>{body}</main></body></html>"""
 
 
 @pytest.fixture(scope="module")
@@ -50,6 +50,7 @@ def site(tmp_path_factory):
                           text=True, check=True).stdout
     (folder / "index.html").write_text(PAGE.format(body=body), encoding="utf-8")
     shutil.copy(ROOT / "assets/js/predict.js", folder)
+    shutil.copy(ROOT / "assets/js/book.js", folder)   # glossary popovers
     shutil.copy(ROOT / "assets/css/glossary.css", folder)
     shutil.copy(ROOT / "assets/css/book.css", folder)
     class Quiet(http.server.SimpleHTTPRequestHandler):
@@ -129,17 +130,61 @@ def test_predict_without_a_list_takes_a_written_prediction(page):
     assert field.evaluate("i => i.readOnly") is True
 
 
-def test_term_shows_its_definition_on_hover_and_focus(page):
+def test_term_popover_is_hoverable_persistent_and_dismissible(page):
+    """WCAG 1.4.13: the pointer can move onto the popover, it stays until the pointer leaves both,
+    and Escape dismisses it without moving the pointer."""
     term = page.locator("a.term")
     assert term.get_attribute("title") is None  # the popover replaces the browser tooltip
     term.hover()
     pop = page.locator(".term-popover")
     assert pop.is_visible() and "A plot of attainable throughput." in pop.inner_text()
+    box = pop.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2, steps=4)
+    page.wait_for_timeout(600)
+    assert pop.is_visible()                      # hoverable, and persistent while hovered
+    page.keyboard.press("Escape")
+    assert page.locator(".term-popover").count() == 0
+    term.hover()
+    assert page.locator(".term-popover").is_visible()
     page.mouse.move(0, 0)
+    page.wait_for_timeout(600)
     assert page.locator(".term-popover").count() == 0
     term.focus()
     assert page.locator(".term-popover").is_visible()
     assert term.get_attribute("aria-describedby") == "term-popover"
+
+
+def test_term_click_defines_it_in_place(page):
+    url = page.url
+    page.locator("a.term").click()
+    page.wait_for_timeout(200)
+    assert page.url == url                       # the reader stays in the chapter
+    link = page.locator(".term-popover a", has_text="Open in the glossary")
+    assert link.is_visible() and link.get_attribute("href").endswith("glossary.html#term-roofline")
+    page.keyboard.press("Tab")                   # the pinned popover is next in the Tab order
+    assert page.evaluate("document.activeElement.textContent") == "Open in the glossary"
+    page.keyboard.press("Escape")
+    assert page.locator(".term-popover").count() == 0
+    assert page.evaluate("document.activeElement.classList.contains('term')")
+
+
+def test_an_answer_can_be_changed(page):
+    page.get_by_label("arithmetic").check()
+    page.locator(".predict-commit").first.click()
+    change = page.get_by_role("button", name="Change my answer")
+    change.click()
+    assert page.locator(".predict-choice input:disabled").count() == 0
+    page.get_by_label("launch overhead").check()
+    page.locator(".predict-commit").first.click()
+    assert "launch overhead" in page.locator(".predict-choice.chosen").inner_text()
+    page.reload()
+    page.wait_for_selector(".predict-choice.chosen")
+    assert "launch overhead" in page.locator(".predict-choice.chosen").inner_text()
+    box = page.locator(".callout.predict").nth(1)
+    box.get_by_label("Your prediction").fill("a kilobyte")
+    box.get_by_role("button", name="Commit").click()
+    box.get_by_role("button", name="Change my prediction").click()
+    assert box.get_by_label("Your prediction").evaluate("i => i.readOnly") is False
 
 
 def test_print_shows_locked_reveals_without_the_lock_note(page):

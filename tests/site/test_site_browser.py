@@ -40,7 +40,8 @@ def test_search_finds_a_word_from_chapter_two(web):
     excerpt = dialog.locator(".search-results p").first.inner_text()
     assert "III" not in excerpt, "math is indexed once, not as MathML + TeX + HTML"
     first.click()
-    page.wait_for_url("**/chapters/two.html")
+    page.wait_for_url("**/chapters/two.html?highlight=zeppelin")
+    assert page.locator("main mark.search-hit").first.inner_text().lower() == "zeppelin"   # marked on arrival
 
 
 def test_keyboard_slash_opens_search(web):
@@ -114,11 +115,12 @@ def test_cross_reference_preview_on_hover_and_focus(web):
     link = page.locator("a.xref", has_text="Figure 1.1")
     link.hover()
     tip = page.locator(".xref-preview")
-    tip.wait_for()
-    assert tip.inner_text() == "Figure 1.1: A straight line."
+    tip.locator("figure").wait_for()               # the figure itself, not only its caption
+    assert "A straight line." in tip.inner_text()
     tb, lb = tip.bounding_box(), link.bounding_box()
     assert tb["y"] >= lb["y"] + lb["height"] - 1, "below the link"
     page.mouse.move(5, 5)
+    page.wait_for_timeout(500)                      # it lingers briefly, so the pointer can reach it
     assert page.locator(".xref-preview").count() == 0
     page.locator("a.xref", has_text="Section 1.1").focus()
     assert page.locator(".xref-preview").inner_text() == "Section 1.1: Figures"
