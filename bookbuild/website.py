@@ -336,9 +336,10 @@ def asset_dirs(cfg: BookConfig) -> list[Path]:
     return [d for d in dict.fromkeys([tool, own]) if d.is_dir()]
 
 
-# bookbuild's page shell (the template's top bar, sidebar, search and contents), as Quarto's is
+# bookbuild's page shell (the template's top bar, sidebar, search and contents; the cite box and
+# Editions page), as Quarto's is
 # its Bootstrap theme and quarto.js: every page of this build loads them, a Quarto page does not.
-SHELL = {"css": ["assets/css/book.css"], "js": ["assets/js/book.js"]}
+SHELL = {"css": ["assets/css/book.css", "assets/css/editions.css"], "js": ["assets/js/book.js"]}
 # What filters/widget.lua asks Quarto to put in the head of a page with widgets.
 WIDGET_CSS = '<link rel="stylesheet" href="/assets/css/widgets.css">'
 WIDGET_HOST = '<script async src="/assets/js/widgets-host.js"></script>'
