@@ -337,8 +337,8 @@ def asset_dirs(cfg: BookConfig) -> list[Path]:
 
 
 # bookbuild's page shell (the template's top bar, sidebar, search and contents; the cite box and
-# Editions page), as Quarto's is
-# its Bootstrap theme and quarto.js: every page of this build loads them, a Quarto page does not.
+# Editions page), as Quarto's is its Bootstrap theme and quarto.js: every page of this build loads
+# them, a Quarto page does not.
 SHELL = {"css": ["assets/css/book.css", "assets/css/editions.css"], "js": ["assets/js/book.js"]}
 # What filters/widget.lua asks Quarto to put in the head of a page with widgets.
 WIDGET_CSS = '<link rel="stylesheet" href="/assets/css/widgets.css">'

@@ -108,9 +108,12 @@ def test_epub_passes_epubcheck(editions):
 def test_widget_figures_are_numbered_on_the_web_too(built_book):
     from bs4 import BeautifulSoup
     html = BeautifulSoup((built_book / "chapters" / "roofline.html").read_text(encoding="utf-8"), "html.parser")
-    widget = html.select_one("div.widget#fig-roofline-explorer")
-    assert widget is not None, "the widget's root carries its figure label, for @fig- links"
-    caption = " ".join(widget.select_one("figcaption").get_text().split())
+    figure = html.select_one("figure#fig-roofline-explorer")
+    assert figure is not None and figure.select_one("div.widget") is not None, \
+        "the widget is inside a figure with its label, for @fig- links (Quarto's div figure)"
+    captions = figure.find_all("figcaption", recursive=False)
+    assert len(captions) == 1 and len(figure.find_all("figcaption")) == 1, "one caption: the figure's"
+    caption = " ".join(captions[0].get_text().split())
     assert re.match(r"Figure 2\.\d+: Roofline of the H100", caption), caption
     # the words about the controls stay in the interactive page
     assert "Change the device" in caption
