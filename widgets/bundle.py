@@ -36,7 +36,6 @@ import zipfile
 from pathlib import Path
 from typing import Callable
 
-from bookbuild.cache import shared_entry, user_cache_dir
 
 WASM = "pyodide.asm.wasm"
 RUNTIME_FILES = ("pyodide.mjs", "pyodide.asm.mjs", WASM)
@@ -53,6 +52,7 @@ def build_runtime(site_dir: Path, project_root: Path, *, node: str = "node", cac
     """Write ``site_dir/pyodide/``; returns {file name: bytes} of what is there. ``made`` (if
     given) gets the names of the cache entries made now rather than found ("wasm", "runtime")."""
     site_dir, project_root = Path(site_dir), Path(project_root)
+    from bookbuild.cache import shared_entry, user_cache_dir   # here: a render without HTML needs neither
     cache_dir = Path(cache_dir) if cache_dir else user_cache_dir()
     made = made if made is not None else []
     src = pyodide_dir(project_root)
@@ -118,6 +118,7 @@ def _packed_wasm(src: Path, cache_dir: Path, made: list[str]) -> Path:
     def make(tmp: Path) -> None:
         (tmp / (WASM + ".gz")).write_bytes(pack((src / WASM).read_bytes()))
 
+    from bookbuild.cache import shared_entry
     entry, fresh = shared_entry(cache_dir / "pyodide-wasm" / f"{version}-{codec}", make)
     if fresh:
         made.append("wasm")

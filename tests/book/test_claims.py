@@ -98,6 +98,8 @@ def test_every_predict_prints_choices_checked_distinct():
             names = {m.group(1) for m in matches}
             assert len(names) == 1, f"{where}: the choices come from one list"
             name = names.pop()
-            assert re.search(rf"^{name} = distinct\(", text, re.M), f"{where}: {name} is not made by distinct()"
+            # distinct(...) itself, or its choices each made Markdown (choices that hold TeX)
+            assert re.search(rf"^{name} = (distinct\(|\[Markdown\(c\) for c in distinct\()", text, re.M), \
+                f"{where}: {name} is not made by distinct()"
             assert [int(m.group(2)) for m in matches] == list(range(len(items))), f"{where}: every choice once, in order"
     assert found >= 20

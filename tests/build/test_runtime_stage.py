@@ -12,9 +12,13 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def with_widgets(book: Path) -> Path:
-    """The fixture book plus this repository's widgets and calc: a book with a widget runtime."""
+    """The fixture book plus this repository's widgets and calc, and the post-render script that
+    puts their runtime in the site (as _quarto.yml declares it): a book with a widget runtime."""
     for pkg in ("calc", "widgets"):
         shutil.copytree(REPO / pkg, book / pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    cfg = book / "_quarto.yml"
+    cfg.write_text(cfg.read_text().replace("  execute-dir: project\n",
+                                           "  execute-dir: project\n  post-render:\n    - python3 -m widgets.bundle\n"))
     return book
 
 
