@@ -167,6 +167,7 @@ def write_site(cfg: BookConfig, pages: list[xref.Page], index: dict[str, Any], i
     with ThreadPoolExecutor(max_workers=2) as pool:
         bodies = dict(zip([p.output for p in pages], pool.map(body_of, pages)))
     bodies = mathrender.render_pages(bodies, cfg.root)
+    bodies = {k: heading_ids(v) for k, v in bodies.items()}
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                              trim_blocks=True, lstrip_blocks=True)
@@ -345,6 +346,16 @@ WIDGET_CSS = '<link rel="stylesheet" href="/assets/css/widgets.css">'
 WIDGET_HOST = '<script async src="/assets/js/widgets-host.js"></script>'
 WIDGET_HEAD = WIDGET_CSS + "\n" + WIDGET_HOST
 SITE_PATH = re.compile(r'\b(src|href)="/(?!/)')
+
+
+SECTION_HEADING = re.compile(r'(<section id="([^"]+)"[^>]*>\s*<h[1-6])(?![^>]*\bid=)')
+
+
+def heading_ids(html: str) -> str:
+    """Each section's heading gets an id of its own (``<section id>`` + ``-title``): Pandoc's
+    ``--section-divs`` moves the heading's id to its section, and Pagefind makes a search result's
+    sub-results (the sections where the words are, each with its link) only from headings with ids."""
+    return SECTION_HEADING.sub(lambda m: f'{m.group(1)} id="{m.group(2)}-title"', html)
 
 
 def site_relative(html: str, root: str) -> str:

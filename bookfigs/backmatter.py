@@ -152,7 +152,8 @@ def glossary_markdown(root: Path = ROOT, page_dir: str = "appendices") -> str:
         if first != letter:
             letter = first
             out.append(f"## {'Symbols' if first == '#' else first} {{.unnumbered}}\n")
-        out.append(f"::: {{#term-{slug(e['term'])} .glossary-entry}}\n{e['term']}\n:   {e['def']}\n\n"
+        # a term's own entry outranks a page that only uses the term in search (Pagefind's weights: 1 by default)
+        out.append(f"::: {{#term-{slug(e['term'])} .glossary-entry data-pagefind-weight=\"10\"}}\n{e['term']}\n:   {e['def']}\n\n"
                    f"    [Introduced in {_link(e['chapter'], page_dir)}.]{{.glossary-where}}\n:::\n")
     return "\n".join(out)
 

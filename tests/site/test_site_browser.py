@@ -36,6 +36,8 @@ def test_search_finds_a_word_from_chapter_two(web):
     first.wait_for()
     assert "chapters/two.html" in first.get_attribute("href")
     assert "1 result" in dialog.locator(".search-status").inner_text()
+    # a result links to the sections the words are in (Pagefind's sub-results need headings with ids)
+    assert dialog.locator('.search-subs a[href*="chapters/two.html"][href*="#sec-two"]').count() >= 1
     assert dialog.locator(".search-results mark").first.inner_text().lower() == "zeppelin"
     excerpt = dialog.locator(".search-results p").first.inner_text()
     assert "III" not in excerpt, "math is indexed once, not as MathML + TeX + HTML"
