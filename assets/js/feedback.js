@@ -375,7 +375,11 @@
       if (h.compareDocumentPosition(node) & Node.DOCUMENT_POSITION_FOLLOWING) heading = h;
       else break;
     }
-    if (heading && (!enclosing || enclosing.contains(heading))) return heading.id;
+    if (heading && (!enclosing || enclosing.contains(heading))) {
+      // a section's own heading (the build gives it an id for search) stands for its section
+      const own = heading.parentElement;
+      return own && own.matches('section[id]') && own.firstElementChild === heading ? own.id : heading.id;
+    }
     return enclosing ? enclosing.id : '';
   }
 
