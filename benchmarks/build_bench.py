@@ -177,7 +177,7 @@ def add_prose(chapter: Path, n: int) -> None:
 
 def real_book(src: Path, tmp: Path) -> None:
     times: dict[str, float] = {}
-    html, both = ("--to", "html"), ()
+    html, both = ("--to", "html"), ("--to", "html,pdf")    # the goals name HTML and HTML + PDF
     print("  real book: cold, empty caches, html …", file=sys.stderr)
     times["cold, empty caches, html"] = run_build(copy_book(src, tmp / "a" / "book"), *html,
                                                   name="cold, empty caches, html")

@@ -8,11 +8,25 @@ from pathlib import Path
 from .errors import BuildError
 
 
+FORMATS = ("html", "pdf", "epub")
+
+
+def _formats(value: str) -> tuple[str, ...]:
+    if value == "all":
+        return FORMATS
+    chosen = tuple(v.strip() for v in value.split(","))
+    wrong = [v for v in chosen if v not in FORMATS]
+    if wrong or not chosen:
+        raise argparse.ArgumentTypeError(f"{', '.join(wrong) or value!r}: choose all, or from {', '.join(FORMATS)}")
+    return chosen
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bookbuild", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="build the HTML site and the PDF")
-    b.add_argument("--to", choices=["all", "html", "pdf", "epub"], default="all")
+    b.add_argument("--to", default="all", type=_formats,
+                   help="all (default), or one or more of html, pdf, epub joined by commas (html,pdf)")
     b.add_argument("--no-search", action="store_true", help="skip the Pagefind index")
     b.add_argument("--root", default=".", type=Path)
     b.add_argument("--execute-daemon-restart", action="store_true",
@@ -27,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "build":
             from .progress import run_build
-            formats = ("html", "pdf", "epub") if args.to == "all" else (args.to,)
+            formats = args.to
             run_build(args.root, formats, search=not args.no_search,
                       restart_kernel=args.execute_daemon_restart)
         elif args.command == "check":
