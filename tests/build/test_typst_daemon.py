@@ -9,19 +9,7 @@ import time
 import pytest
 
 from bookbuild import typstd
-
-
-def alive(pid: int) -> bool:
-    try:                                         # the daemon is this process's child: reap it
-        if os.waitpid(pid, os.WNOHANG)[0]:
-            return False
-    except ChildProcessError:
-        pass
-    try:
-        os.kill(pid, 0)
-    except OSError:
-        return False
-    return True
+from bookbuild.execute import _alive as alive   # reaps a child that exited, as the kernel tests use it
 
 
 @pytest.fixture

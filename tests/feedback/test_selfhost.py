@@ -24,7 +24,9 @@ from urllib.parse import parse_qs, unquote, urlparse
 import pytest
 import yaml
 
-from test_client_browser import Service, free_port, sync_api  # noqa: F401  (same folder)
+from test_built_book import suggest  # same folder: a reader's selection, suggestion and Send
+# browser and context: a Chromium context whose GitHub requests are answered locally
+from test_client_browser import Service, browser, context, free_port, sync_api  # noqa: F401  (same folder)
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE_BOOK = REPO / "tests" / "fixtures" / "book"
@@ -71,23 +73,6 @@ def selfhost(book, tmp_path):
     svc.start()
     yield svc
     svc.stop()
-
-
-@pytest.fixture
-def context(chromium):
-    context = chromium.new_context()
-    context.set_default_timeout(15000)
-    context.route("https://github.com/**", lambda route: route.fulfill(status=200, body="issue form"))
-    yield context
-    context.close()
-
-
-def suggest(page, passage: str, suggestion: str) -> None:
-    page.get_by_text(passage).select_text()
-    page.get_by_role("button", name="Suggest a change").click()
-    dialog = page.get_by_role("dialog", name="Suggest a change")
-    dialog.get_by_label("Your suggestion").fill(suggestion)
-    dialog.get_by_role("button", name="Send").click()
 
 
 def cli(db_url: str, *args: str) -> str:
