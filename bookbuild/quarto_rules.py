@@ -21,6 +21,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
+from .config import _as_list
 from .errors import line_of
 from .qmd import INLINE, Document
 
@@ -135,9 +136,3 @@ def undeclared_assets(root: Path, cfg: Any, shell: dict[str, list[str]], widget_
         yield (config, line_of(config_text, "project:"),
                "the book has widgets but no `project: post-render: python3 -m widgets.bundle`: "
                "a Quarto render would have no Python runtime for them")
-
-
-def _as_list(value: Any) -> list:
-    if value is None:
-        return []
-    return value if isinstance(value, list) else [value]

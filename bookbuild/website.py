@@ -18,7 +18,7 @@ from . import edition_images, mathrender, pandoc, xref
 from .chapter_pdf import pdf_href
 from .edition import citation, edition
 from .cache import cached_text, digest, file_digest
-from .config import BookConfig
+from .config import BookConfig, _as_list
 from .errors import BuildError
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -388,10 +388,6 @@ def asset_list(cfg: BookConfig) -> dict[str, Any]:
             "js": SHELL["js"], "head": head_includes(cfg), "widget_css": WIDGET_CSS, "widget_host": WIDGET_HOST}
 
 
-def _as_list(value: Any) -> list:
-    if value is None:
-        return []
-    return value if isinstance(value, list) else [value]
 
 
 def node_modules(root: Path) -> Path:
