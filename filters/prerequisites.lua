@@ -20,10 +20,10 @@ end
 
 --- The label and title of a chapter file: `# Title {#sec-label}`.
 local function chapter_of(path)
-  if not project.read(path) then fail("prerequisite " .. path .. " does not exist", path) end
   local label, title = project.chapter_label(path)
-  if not label then fail("the title of prerequisite " .. path .. " has no {#sec-...} label to refer to", path) end
-  return label, title
+  if label then return label, title end
+  if not project.read(path) then fail("prerequisite " .. path .. " does not exist", path) end
+  fail("the title of prerequisite " .. path .. " has no {#sec-...} label to refer to", path)
 end
 
 local function sentence(chapters)
