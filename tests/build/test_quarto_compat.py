@@ -171,12 +171,13 @@ def test_a_failing_post_render_script_stops_the_build(warm_book):
 def test_declared_css_and_head_include_reach_every_page_relative_to_it(warm_book):
     (warm_book / "assets/css").mkdir(parents=True, exist_ok=True)
     (warm_book / "assets/css/extra.css").write_text("p { }\n")
-    (warm_book / "assets/head.html").write_text('<script defer src="/assets/js/extra.js"></script>\n')
+    (warm_book / "_includes").mkdir(exist_ok=True)
+    (warm_book / "_includes/head.html").write_text('<script defer src="/assets/js/extra.js"></script>\n')
     (warm_book / "assets/js").mkdir(parents=True, exist_ok=True)
     (warm_book / "assets/js/extra.js").write_text("// extra\n")
     cfg = warm_book / "_quarto.yml"
     text = cfg.read_text()
-    assert "    css: [assets/css/palette.css" in text and "    include-in-header: assets/head.html" in text
+    assert "    css: [assets/css/palette.css" in text and "    include-in-header: _includes/head.html" in text
     cfg.write_text(text.replace("    css: [assets/css/palette.css", "    css: [assets/css/extra.css, assets/css/palette.css"))
     build(warm_book, ("html",), search=False)
     chapter = (warm_book / "_book/chapters/one.html").read_text()
