@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import markupsafe
 
-from . import edition_images, mathrender, pandoc, xref
+from . import edition_images, mathrender, pandoc, reader_html, xref
 from .chapter_pdf import pdf_href
 from .edition import citation, edition
 from .cache import cached_text, digest, file_digest
@@ -167,11 +168,13 @@ def write_site(cfg: BookConfig, pages: list[xref.Page], index: dict[str, Any], i
     with ThreadPoolExecutor(max_workers=2) as pool:
         bodies = dict(zip([p.output for p in pages], pool.map(body_of, pages)))
     bodies = mathrender.render_pages(bodies, cfg.root)
-    bodies = {k: heading_ids(v) for k, v in bodies.items()}
+    copy = cfg.html.get("code-copy") is not False
+    bodies = {k: reader_html.apply(heading_ids(v), (out / k).parent, copy=copy) for k, v in bodies.items()}
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                              trim_blocks=True, lstrip_blocks=True)
     env.filters["site_relative"] = lambda html, root: site_relative(html, root or "")
+    env.filters["after_first_h1"] = lambda html, insert: markupsafe.Markup(html.replace("</h1>", "</h1>\n" + str(insert), 1))
     template = env.get_template("page.html")
     nav = navigation(cfg, index)
     version = book_version(cfg)

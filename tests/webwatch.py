@@ -17,9 +17,17 @@ class Watched:
         self.errors: list[str] = []
 
 
-def watch(context, allow: tuple[str, ...], cls=Watched, **extra):
+# Playwright neither sees nor routes a SharedWorker's requests, so a watched page runs the widgets'
+# Python in a dedicated worker (widgets-host.js's fallback, the same code) unless the test asks for
+# the shared one (tests/browser/test_widgets_browser.py tests that one's own behaviour).
+NO_SHARED_WORKER = "delete window.SharedWorker;"
+
+
+def watch(context, allow: tuple[str, ...], cls=Watched, shared_worker: bool = False, **extra):
     """Open a page in ``context`` that aborts (and records) every request whose URL does not start
     with one of ``allow`` and records console errors and uncaught exceptions."""
+    if not shared_worker:
+        context.add_init_script(NO_SHARED_WORKER)
     page = context.new_page()
     w = cls(context, page, **extra)
 

@@ -101,16 +101,9 @@
     });
   }
 
-  // Copy buttons on code blocks (format.html code-copy: false turns them off).
-  const copyOff = document.querySelector('meta[name="code-copy"][content="false"]');
-  for (const block of copyOff ? [] : document.querySelectorAll("div.sourceCode, pre:not(.sourceCode)")) {
-    if (block.closest("div.sourceCode") && block.tagName === "PRE") continue;
-    const btn = document.createElement("button");
-    btn.type = "button";
-    btn.className = "copy-code";
-    block.classList.add("has-copy");
-    btn.textContent = "Copy";
-    btn.setAttribute("aria-label", "Copy code to clipboard");
+  // Copy buttons (written by the build beside each listing; none under format.html code-copy: false).
+  for (const btn of document.querySelectorAll("button.copy-code")) {
+    const block = btn.parentElement;
     btn.addEventListener("click", async () => {
       const code = block.querySelector("code") || block;
       try {
@@ -125,7 +118,6 @@
       }
       setTimeout(() => (btn.textContent = "Copy"), 1500);
     });
-    block.appendChild(btn);
   }
 
   // Tables: a header cell with nothing in it (the corner of a two-way table) is a plain cell.
@@ -138,13 +130,7 @@
 
   // Scroll regions: whatever scrolls sideways (code, tables, wide equations) can be scrolled from
   // the keyboard (it takes focus, labelled), says so to a screen reader, and shows an edge shadow
-  // on the side that has more. Tables get a wrapper to scroll in, so they stay tables.
-  for (const table of document.querySelectorAll("main table")) {
-    if (table.closest(".hw-table, .widget, .table-scroll")) continue;
-    const wrap = Object.assign(document.createElement("div"), { className: "table-scroll" });
-    table.replaceWith(wrap);
-    wrap.append(table);
-  }
+  // on the side that has more. (The build puts tables and figures in boxes that scroll.)
   function nameOf(el, n) {
     const fig = el.closest("figure, .panel-tabset, .cell, [id^='tbl-'], [id^='lst-']");
     const cap = fig?.querySelector("figcaption, caption, .listing-caption")?.textContent.trim();
@@ -152,7 +138,7 @@
     const lang = el.matches("pre") ? (el.className.match(/\b(python|cpp|cuda|c|bash|sh|json|yaml)\b/)?.[1] || "") : "";
     return `${kind}${lang ? " (" + lang + ")" : ""} ${n}${cap ? ": " + cap.slice(0, 60) : ""}, scrolls sideways`;
   }
-  const scrollers = [...document.querySelectorAll("main pre, main .table-scroll, main .hw-table, main .katex-display")]
+  const scrollers = [...document.querySelectorAll("main pre, main .table-scroll, main .hw-table, main .figure-scroll, main .katex-display")]
     .filter((el) => !el.closest(".widget") && !el.parentElement.closest(".hw-table, .table-scroll"));
   function markScroll(el, n) {
     const scrolls = el.scrollWidth > el.clientWidth + 1;
@@ -164,10 +150,6 @@
     } else if (el.hasAttribute("role")) {
       el.removeAttribute("tabindex"); el.removeAttribute("role"); el.removeAttribute("aria-label");
     }
-    if (scrolls && el.matches("pre") && innerWidth >= 1300) {   // book.css lets it into the margin column
-      const holder = el.closest(".panel-tabset") || el.closest("div.sourceCode") || el;
-      if (!holder.classList.contains("wide-listing")) { holder.classList.add("wide-listing"); requestAnimationFrame(relabel); }
-    }
     el.classList.toggle("more-right", scrolls && el.scrollLeft + el.clientWidth < el.scrollWidth - 1);
     el.classList.toggle("more-left", scrolls && el.scrollLeft > 1);
   }
@@ -176,49 +158,18 @@
   for (const [i, el] of scrollers.entries()) el.addEventListener("scroll", () => markScroll(el, i + 1), { passive: true });
   if ("ResizeObserver" in window) new ResizeObserver(relabel).observe(document.querySelector("main") || document.body);
 
-  // Static figures (matplotlib SVG, sizes in pt): shown at least as wide as makes their smallest
-  // text 11 CSS px. Wider than the column, they take the margin column on a wide screen and scroll
-  // sideways (a scroll region, as above) on a phone.
-  const MIN_TEXT_PX = 11;
-  for (const img of document.querySelectorAll("main figure img[src$='.svg']")) {
-    if (img.closest(".chapter-map")) continue;    // inlined as links by predict.js, set in 11 pt
-    fetch(img.src).then((r) => (r.ok ? r.text() : Promise.reject(r.status))).then((text) => {
-      const w = parseFloat(text.match(/<svg[^>]*?\swidth="([\d.]+)pt"/)?.[1]);
-      const sizes = [...text.matchAll(/font-size:\s*([\d.]+)px/g)].map((m) => Number(m[1]));
-      if (!w || !sizes.length) return;
-      const width = Math.ceil(Math.max(w * MIN_TEXT_PX / Math.min(...sizes), w * 4 / 3));
-      img.dataset.minText = String(Math.min(...sizes) / w);   // text px per px of width, for tests
-      img.style.width = `${width}px`;
-      img.style.maxWidth = "none";
-      const wrap = Object.assign(document.createElement("div"), { className: "figure-scroll" });
-      img.replaceWith(wrap);
-      wrap.append(img);
-      const n = scrollers.push(wrap);
-      wrap.addEventListener("scroll", () => markScroll(wrap, n), { passive: true });
-      if (innerWidth >= 1300 && width > wrap.clientWidth) img.closest("figure").classList.add("wide-listing");
-      requestAnimationFrame(relabel);
-    }).catch(() => {});
-  }
-
-  // Long listings (the CUDA kernels run to a hundred lines) are folded to about 30 lines.
-  const FOLD = 34;
-  for (const pre of document.querySelectorAll("main div.sourceCode > pre, main pre:not(.sourceCode)")) {
-    const lines = (pre.textContent.match(/\n/g) || []).length + 1;
-    if (lines <= FOLD + 6 || pre.closest(".widget")) continue;
-    const holder = pre.closest("div.sourceCode") || pre;
-    holder.classList.add("folded");
-    const more = Object.assign(document.createElement("button"), { type: "button", className: "unfold" });
-    const label = () => { more.textContent = holder.classList.contains("folded") ? `Show all ${lines} lines` : "Fold the listing"; };
-    label();
-    more.setAttribute("aria-expanded", "false");
+  // Long listings (the CUDA kernels run to a hundred lines) are folded by the build; the button
+  // after one unfolds it.
+  for (const more of document.querySelectorAll("main button.unfold")) {
+    const holder = more.previousElementSibling;
+    const lines = more.textContent.match(/\d+/)?.[0];
     more.addEventListener("click", () => {
       const folded = holder.classList.toggle("folded");
       more.setAttribute("aria-expanded", String(!folded));
-      label();
+      more.textContent = folded ? `Show all ${lines} lines` : "Fold the listing";
       if (folded) holder.scrollIntoView({ block: "nearest" });
       relabel();
     });
-    holder.after(more);
   }
 
   // Widgets: each one's controls get a name of their own (several widgets of a kind on a page).
@@ -233,13 +184,6 @@
     form.setAttribute("aria-label", name);
   }
 
-  // Headings: a permalink after each section heading.
-  for (const h of document.querySelectorAll("main section[id] > h2, main section[id] > h3, main section[id] > h4")) {
-    const id = h.parentElement.id;
-    const a = Object.assign(document.createElement("a"), { className: "anchor", href: "#" + id, textContent: "#" });
-    a.setAttribute("aria-label", `Link to this section: ${h.textContent.trim()}`);
-    h.append(" ", a);
-  }
 
   // Popovers (glossary terms, cross-references): shown on hover and focus, kept while the pointer
   // is over the trigger or the popover, hidden by Escape or leaving (WCAG 1.4.13). A tap or click on
@@ -464,10 +408,9 @@
     }).catch(() => {});
   }
 
-  // On phones the contents list sits in the text, just below the chapter's title.
+  // On phones the contents list sits in the text, just below the chapter's title (put there by
+  // the build); choosing an entry closes it.
   const inlineToc = document.querySelector(".toc-inline");
-  const h1 = document.querySelector("main h1");
-  if (inlineToc && h1) (h1.closest("header") || h1).after(inlineToc);
   inlineToc?.addEventListener("click", (e) => { if (e.target.closest("a")) inlineToc.open = false; });
 
   // On-page contents: mark the section being read.

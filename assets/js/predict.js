@@ -1,11 +1,13 @@
 // Predict-then-reveal.
 //
-// A `.callout.predict` whose body holds a list becomes a set of radio choices with a
-// "Lock in my answer" button; without a list it gets a "Your prediction" text box and a
-// "Commit" button. The next collapsible callout after it (the reveal) stays shut until the
-// reader commits; then it opens and the chosen option is marked. Answers are remembered
-// per page in localStorage; "Change my answer" takes it back. Printing shows everything
-// (glossary.css). Glossary terms' popovers are book.js's.
+// filters/predict.lua writes each `.callout.predict` box's controls into the page: radio choices
+// in a fieldset with "Lock in my answer", or a "Your prediction" text field with "Commit". This
+// script gives them their behaviour. The next collapsible callout after the box (the reveal,
+// class predict-reveal) stays shut until the reader commits; then it opens and the chosen option
+// is marked. Answers are remembered per page in localStorage; "Change my answer" takes it back.
+// Nothing here changes the page's layout before the reader acts: the lock note is the
+// stylesheet's (glossary.css), shown while the reveal lacks `predict-unlocked`. Printing shows
+// everything. Glossary terms' popovers are book.js's.
 // The chapter map's figure becomes inline SVG so that its boxes are links.
 (() => {
   "use strict";
@@ -13,7 +15,6 @@
     get(k) { try { return JSON.parse(localStorage.getItem(k)); } catch { return null; } },
     set(k, v) { try { localStorage.setItem(k, JSON.stringify(v)); } catch { /* private mode */ } },
   };
-  const LOCKED = "Choose an answer first";
 
   function el(tag, props = {}, ...children) {
     const node = Object.assign(document.createElement(tag), props);
@@ -32,16 +33,13 @@
     return null;
   }
 
-  // Lock a reveal: its title says why, and it refuses to open until unlock().
+  // Lock a reveal: it refuses to open until unlock(); the stylesheet shows why.
   function lock(reveal) {
     const summary = reveal.tagName === "DETAILS" ? reveal.querySelector(":scope > summary")
       : reveal.querySelector(".callout-header");
     if (!summary) return { unlock() {} };
     reveal.open = false;
-    reveal.classList.add("predict-locked");
     summary.setAttribute("aria-disabled", "true");
-    const note = el("span", { className: "predict-lock-note", textContent: LOCKED });
-    summary.append(note);
     let locked = true;
     const stop = (e) => {
       if (!locked) return;
@@ -55,9 +53,8 @@
     return {
       unlock(open) {
         locked = false;
-        reveal.classList.remove("predict-locked");
+        reveal.classList.add("predict-unlocked");
         summary.removeAttribute("aria-disabled");
-        note.remove();
         if (!open) return;
         if (reveal.tagName === "DETAILS") reveal.open = true;
         else reveal.querySelector(".callout-collapse")?.classList.add("show");
@@ -65,24 +62,12 @@
     };
   }
 
-  function setupChoices(box, list, key, reveal, n) {
-    const question = box.querySelector(".callout-body > p");
-    if (question && !question.id) question.id = `predict-q-${n}`;
-    const group = el("fieldset", { className: "predict-choices" });
-    if (question) group.setAttribute("aria-labelledby", question.id);
-    else group.append(el("legend", { textContent: "Your prediction" }));
-    const inputs = [...list.children].map((li, i) => {
-      const input = el("input", { type: "radio", name: `predict-${n}`, value: String(i) });
-      const text = el("span", { className: "predict-option" });
-      text.append(...li.childNodes);
-      group.append(el("label", { className: "predict-choice" }, input, text));
-      return input;
-    });
-    const button = el("button", { type: "button", className: "predict-commit", textContent: "Lock in my answer", disabled: true });
-    const status = el("p", { className: "predict-status", role: "status" });
-    const change = el("button", { type: "button", className: "predict-change", textContent: "Change my answer", hidden: true });
-    list.replaceWith(group);
-    group.after(el("div", { className: "predict-actions" }, button, change, status));
+  function setupChoices(box, group, key, reveal) {
+    const inputs = [...group.querySelectorAll("input[type=radio]")];
+    const actions = group.nextElementSibling;
+    const button = actions.querySelector(".predict-commit");
+    const change = actions.querySelector(".predict-change");
+    const status = actions.querySelector(".predict-status");
     group.addEventListener("change", () => { button.disabled = false; });
 
     function commit(choice, open) {
@@ -95,8 +80,8 @@
       button.hidden = true;
       change.hidden = false;
       box.classList.add("predict-done");
-      status.textContent = !reveal ? "Answer locked in." : open ? "Answer locked in: the reveal below is open."
-        : "Your earlier answer: the reveal below is unlocked.";
+      // An answer restored on load says nothing: a status line appearing would move the page.
+      status.textContent = !open ? "" : reveal ? "Answer locked in: the reveal below is open." : "Answer locked in.";
       reveal?.gate.unlock(open);
     }
     button.addEventListener("click", () => {
@@ -120,14 +105,11 @@
     if (saved && Number.isInteger(saved.choice)) commit(saved.choice, false);
   }
 
-  function setupText(box, key, reveal, n) {
-    const body = box.querySelector(".callout-body") || box;
-    const input = el("input", { type: "text", id: `predict-text-${n}`, className: "predict-text", autocomplete: "off" });
-    const button = el("button", { type: "button", className: "predict-commit", textContent: "Commit" });
-    const status = el("p", { className: "predict-status", role: "status" });
-    const change = el("button", { type: "button", className: "predict-change", textContent: "Change my prediction", hidden: true });
-    body.append(el("div", { className: "predict-actions" },
-      el("label", { htmlFor: input.id, textContent: "Your prediction" }), input, button, change, status));
+  function setupText(box, actions, key, reveal) {
+    const input = actions.querySelector(".predict-text");
+    const button = actions.querySelector(".predict-commit");
+    const change = actions.querySelector(".predict-change");
+    const status = actions.querySelector(".predict-status");
     change.addEventListener("click", () => {
       input.readOnly = false;
       box.classList.remove("predict-done");
@@ -142,7 +124,7 @@
       button.hidden = true;
       change.hidden = false;
       box.classList.add("predict-done");
-      status.textContent = open || !reveal ? "Prediction committed." : "Your earlier prediction: the reveal below is unlocked.";
+      status.textContent = open ? "Prediction committed." : "";
       reveal?.gate.unlock(open);
     }
     const go = () => {
@@ -168,9 +150,10 @@
     const key = `book-predict:${location.pathname}:${hash(box.querySelector(".callout-body")?.textContent.trim() || String(n))}`;
     const revealEl = revealOf(box);
     const reveal = revealEl ? { el: revealEl, gate: lock(revealEl) } : null;
-    const list = box.querySelector(":scope .callout-body > ul, :scope .callout-body > ol");
-    if (list) setupChoices(box, list, key, reveal, n);
-    else setupText(box, key, reveal, n);
+    const group = box.querySelector("fieldset.predict-choices");
+    const actions = box.querySelector(".predict-actions");
+    if (group) setupChoices(box, group, key, reveal);
+    else if (actions) setupText(box, actions, key, reveal);
   });
 
   // Chapter map (appendices/chapter-map.qmd): the figure's SVG goes inline so that its boxes,

@@ -50,6 +50,22 @@
     if (mounted.size) boot();
   }
 
+  // The worker: shared by the book's pages and kept for a while after this one is left
+  // (extendedLifetime), so the next chapter finds Python running; else this page's own.  The page
+  // template's head script does the same (bookbuild/templates/page.html) with the same name, which
+  // carries the build and the Pyodide files' URL: pages of another build get a worker of their own.
+  const workerName = `book-widgets ${meta("book-version") || ""} ${base.href}`;
+  function connect(url, name) {
+    if (!window.SharedWorker) return new Worker(url, { type: "module" });
+    const shared = new SharedWorker(url, { type: "module", name, extendedLifetime: true });
+    return {
+      postMessage: (m) => shared.port.postMessage(m),
+      set onmessage(f) { shared.port.onmessage = f; },
+      set onerror(f) { shared.onerror = f; },
+      terminate() { shared.port.close(); },
+    };
+  }
+
   function boot() {
     if (worker || phase === "failed") return;
     if (location.protocol === "file:") {
@@ -62,7 +78,7 @@
     const early = window.BookWidgetsEarly;
     if (early) { worker = early.worker; stats.startedAt = early.at; }
     else {
-      try { worker = new Worker(new URL("widgets-worker.js", hostSrc), { type: "module" }); }
+      try { worker = connect(new URL("widgets-worker.js", hostSrc), workerName); }
       catch (err) { return fail(`Static figure: this browser cannot run the interactive version (${err.message}).`); }
       worker.postMessage({ type: "init", root: root.href, base: base.href });
     }
@@ -75,6 +91,7 @@
   function onMessage({ data }) {
     if (data.type === "ready") {
       phase = "ready"; clearTimeout(timer); stats.readyMs = data.ms; stats.marks = data.marks; stats.readyAt = performance.now();
+      stats.reused = !!data.reused;      // Python was already running (the shared worker of an earlier page)
       for (const w of mounted.values()) wake(w);
     } else if (data.type === "snapshot") {
       stats.marks = data.marks;
@@ -605,7 +622,7 @@
     document.querySelectorAll(".widget[data-widget]").forEach(mount);
   }
 
-  window.BookWidgets = { mount, unmount, start, stats, get phase() { return phase; } };
+  window.BookWidgets = { mount, unmount, start, stats, workerName, get phase() { return phase; } };
   // This script comes only with pages that have widgets, first in their head: start the
   // runtime now (or take over the one the page started), unless the reader saves data.
   if (!frugal || window.BookWidgetsEarly) boot();

@@ -1,5 +1,11 @@
-// One Python interpreter (Pyodide) per page, shared by every widget on it.
-// Protocol (postMessage):
+// One Python interpreter (Pyodide) for every widget of every page of the book open in the browser.
+//
+// Run as a SharedWorker (module, extendedLifetime) it outlives the page that started it: the
+// reader who follows a link to the next chapter finds Python already running, and that page's
+// widgets go live as soon as it has connected. Each page talks to it over its own port. Where
+// there is no SharedWorker it is a page's dedicated Worker, and the next page restores the
+// memory snapshot saved below instead of starting Python again.
+// Protocol (postMessage, on the page's port):
 //   page -> worker  {type: "init", root, base}          root: site root URL, base: Pyodide files URL
 //   worker -> page  {type: "ready", ms, marks, snapshot} | {type: "failed", message}
 //   page -> worker  {type: "render", id, uid, name, params, predict}  params: JSON text;
@@ -20,7 +26,6 @@
 
 let renderJson = null, pyodide = null, snapshotKey = null, snapshotSaved = false;
 const marks = {};                          // boot phases, ms since boot started (for the benchmark)
-const queue = [];
 const SNAPSHOT_CACHE = "book-widgets-snapshot";
 
 // Downloads started before Pyodide asks for them: Pyodide requests the wasm and the
@@ -214,18 +219,19 @@ async function saveSnapshot() {
     for (const old of await cache.keys()) await cache.delete(old);
     await cache.put(snapshotKey, new Response(packed, { headers: { "Content-Type": "application/octet-stream" } }));
     marks.snapshotStored = performance.now() - t0;
-    postMessage({ type: "snapshot", marks });
+    for (const port of snapshotWatchers) port.postMessage({ type: "snapshot", marks });
+    snapshotWatchers.clear();
   } catch (err) {
     console.warn("[widgets] no snapshot saved:", err && err.message);
   }
 }
 
 // Renders are pure functions of (widget, params): keep recent answers, and while idle
-// compute the ones the page predicts next (the neighbouring slider or key step), so a
+// compute the ones a page predicts next (the neighbouring slider or key step), so a
 // reader stepping through values gets an answer that is already there.
 const CACHE_MAX = 96;
 const answers = new Map();                 // key -> json (insertion order = age)
-let predictions = [];                      // [{name, params}] still to compute
+let predictions = [];                      // [{port, uid, name, params}] still to compute
 let predicting = 0;
 
 const keyOf = (name, params) => {
@@ -244,17 +250,18 @@ function compute(name, params) {
   return [json, false];
 }
 
-function render(msg) {
+function render(port, msg) {
   const t0 = performance.now();
   const [json, cached] = compute(msg.name, msg.params);
-  postMessage({ type: "result", id: msg.id, json, ms: performance.now() - t0, cached });
-  predict(msg);
+  port.postMessage({ type: "result", id: msg.id, json, ms: performance.now() - t0, cached });
+  predict(port, msg);
 }
 
 // Predicted answers go to the page as well, which then redraws without a round trip.
-function predict(msg) {
-  const more = (msg.predict || []).map((params) => ({ uid: msg.uid, name: msg.name, params }));
-  predictions = msg.append ? predictions.concat(more) : more;   // a reader's move replaces the idle guesses
+function predict(port, msg) {
+  const more = (msg.predict || []).map((params) => ({ port, uid: msg.uid, name: msg.name, params }));
+  // a reader's move replaces that page's idle guesses
+  predictions = (msg.append ? predictions : predictions.filter((p) => p.port !== port)).concat(more);
   if (!predicting && predictions.length) predicting = setTimeout(predictNext, 0);
 }
 
@@ -263,27 +270,44 @@ function predictNext() {                    // one per task, so a real request n
   const next = predictions.shift();
   if (!next) return;
   const [json] = compute(next.name, next.params);
-  postMessage({ type: "predicted", uid: next.uid, params: next.params, json });
+  next.port.postMessage({ type: "predicted", uid: next.uid, params: next.params, json });
   if (predictions.length) predicting = setTimeout(predictNext, 0);
 }
 
-self.onmessage = (event) => {
-  const msg = event.data;
-  if (msg.type === "init") {
-    boot(msg).then(
-      (ms) => {
-        postMessage({ type: "ready", ms, marks });
-        // The page's figures are already the build's drawings (they go live without Python), so
-        // the snapshot for the next page is taken first: a reader who moves on within a second
-        // or two (a visit to look something up) still leaves it behind.
-        saveSnapshot();
-        queue.splice(0).forEach(render);
-      },
-      (err) => postMessage({ type: "failed", message: String(err && err.message || err) }),
-    );
-  } else if (msg.type === "render") {
-    if (renderJson) render(msg); else queue.push(msg);
-  } else if (msg.type === "predict") {
-    if (renderJson) predict(msg);
-  }
-};
+let booting = null, bootMs = 0;
+const queue = [];                          // [port, msg]: renders asked for before Python was ready
+const snapshotWatchers = new Set();        // ports told when the snapshot is stored
+
+function serve(port) {
+  port.onmessage = (event) => {
+    const msg = event.data;
+    if (msg.type === "init") {
+      const first = !booting;
+      booting ??= boot(msg).then((ms) => { bootMs = ms; return ms; });
+      booting.then(
+        () => {
+          port.postMessage({ type: "ready", ms: first ? bootMs : 0, reused: !first, marks });
+          if (first) {
+            // The page's figures are already the build's drawings (they go live without Python), so
+            // the snapshot for the next page is taken first: a reader who moves on within a second
+            // or two (a visit to look something up) still leaves it behind.
+            snapshotWatchers.add(port);
+            saveSnapshot();
+          }
+          for (const [p, m] of queue.splice(0)) render(p, m);
+        },
+        (err) => {
+          port.postMessage({ type: "failed", message: String(err && err.message || err) });
+          if (first && "onconnect" in self) setTimeout(() => self.close(), 1000);   // the next page tries afresh
+        },
+      );
+    } else if (msg.type === "render") {
+      if (renderJson) render(port, msg); else queue.push([port, msg]);
+    } else if (msg.type === "predict") {
+      if (renderJson) predict(port, msg);
+    }
+  };
+}
+
+if ("onconnect" in self) self.onconnect = (event) => serve(event.ports[0]);   // SharedWorker
+else serve(self);                                                               // dedicated Worker

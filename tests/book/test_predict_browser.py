@@ -1,5 +1,6 @@
-"""Predict-then-reveal and glossary popovers in Chromium: a page made by the build's own
-callout filter from Quarto markup, with the site's styles, assets/js/predict.js and book.js."""
+"""Predict-then-reveal and glossary popovers in Chromium: a page made by the book's predict filter
+and the build's own callout filter from Quarto markup, with the site's styles, the head's inline
+script, assets/js/predict.js and book.js."""
 import functools
 import http.server
 import shutil
@@ -38,6 +39,7 @@ Twelve.
 
 PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>predict</title>
 <link rel="stylesheet" href="book.css"><link rel="stylesheet" href="glossary.css">
+<script>document.documentElement.classList.add("js")</script>
 <script defer src="book.js"></script><script defer src="predict.js"></script></head><body><main>{body}</main></body></html>"""
 
 
@@ -45,8 +47,9 @@ PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>pred
 def site(tmp_path_factory):
     from bookbuild import pandoc
     folder = tmp_path_factory.mktemp("predict")
-    body = subprocess.run([pandoc.binary(), "-f", "markdown", "-t", "html5", "--lua-filter",
-                           str(ROOT / "bookbuild/lua/callout.lua")], input=SOURCE, capture_output=True,
+    body = subprocess.run([pandoc.binary(), "-f", "markdown", "-t", "html5",
+                           "--lua-filter", str(ROOT / "filters/predict.lua"),
+                           "--lua-filter", str(ROOT / "bookbuild/lua/callout.lua")], input=SOURCE, capture_output=True,
                           text=True, check=True).stdout
     (folder / "index.html").write_text(PAGE.format(body=body), encoding="utf-8")
     shutil.copy(ROOT / "assets/js/predict.js", folder)
@@ -79,9 +82,15 @@ def reveal(pg, n=0):
     return pg.locator("details.callout").nth(n)
 
 
+def lock_note(summary):
+    """The lock note the stylesheet draws after a locked reveal's title ('' when none)."""
+    content = summary.evaluate("s => getComputedStyle(s, '::after').content")
+    return "" if content in ("none", "normal") else content.strip('"')
+
+
 def test_reveal_is_locked_until_a_choice_is_committed(page):
     summary = reveal(page).locator("summary")
-    assert "Choose an answer first" in summary.inner_text()
+    assert "Choose an answer first" in lock_note(summary)
     assert summary.get_attribute("aria-disabled") == "true"
     summary.click()
     assert reveal(page).evaluate("d => d.open") is False
@@ -91,7 +100,7 @@ def test_reveal_is_locked_until_a_choice_is_committed(page):
     assert reveal(page).evaluate("d => d.open") is False  # choosing alone does not reveal
     commit.click()
     assert reveal(page).evaluate("d => d.open") is True
-    assert "Choose an answer first" not in summary.inner_text()
+    assert lock_note(summary) == ""
     chosen = page.locator(".predict-choice.chosen")
     assert chosen.count() == 1 and "memory bandwidth" in chosen.inner_text()
     assert page.locator(".predict-choice input:disabled").count() == 3
@@ -113,7 +122,7 @@ def test_choice_is_remembered_on_reload(page):
     page.wait_for_selector(".predict-choice.chosen")
     assert "launch overhead" in page.locator(".predict-choice.chosen").inner_text()
     summary = reveal(page).locator("summary")
-    assert "Choose an answer first" not in summary.inner_text()
+    assert lock_note(summary) == ""
     summary.click()
     assert reveal(page).evaluate("d => d.open") is True
 
@@ -191,4 +200,42 @@ def test_print_shows_locked_reveals_without_the_lock_note(page):
     page.emulate_media(media="print")
     body = reveal(page).locator(".callout-body")
     assert body.is_visible()
-    assert not page.locator(".predict-lock-note").first.is_visible()
+    assert lock_note(reveal(page).locator("summary")) == ""
+    assert not page.locator(".predict-actions").first.is_visible()
+
+
+def geometry(pg):
+    return pg.evaluate("""() => [...document.querySelectorAll('.callout, .predict-choice, .predict-actions, p')]
+        .map(e => { const r = e.getBoundingClientRect(); return [Math.round(r.top), Math.round(r.height)]; })""")
+
+
+@pytest.mark.parametrize("width", [900, 390])
+def test_the_script_moves_nothing(chromium, site, width):
+    """The controls are the filter's, in the first layout: the page with predict.js running has
+    every box where the page without it has it (a script that built them moved the text below)."""
+    seen = []
+    for block in (True, False):
+        context = chromium.new_context(viewport={"width": width, "height": 800})
+        pg = context.new_page()
+        if block:
+            pg.route("**/predict.js", lambda r: r.abort())
+        pg.goto(site)
+        pg.wait_for_load_state("load")
+        pg.wait_for_timeout(100)
+        seen.append(geometry(pg))
+        context.close()
+    assert seen[0] == seen[1]
+    assert len(seen[0]) > 6
+
+
+def test_without_scripts_the_choices_are_a_list_with_no_dead_buttons(chromium, site):
+    context = chromium.new_context(java_script_enabled=False)
+    pg = context.new_page()
+    pg.goto(site)
+    assert pg.locator(".predict-choice").count() == 3
+    assert not pg.locator(".predict-commit").first.is_visible()
+    summary = reveal(pg).locator("summary")
+    assert lock_note(summary) == ""
+    summary.click()
+    assert reveal(pg).evaluate("d => d.open") is True
+    context.close()

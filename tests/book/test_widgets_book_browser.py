@@ -152,3 +152,52 @@ def test_without_save_data_the_runtime_starts_with_the_page(chromium, book):
     page.wait_for_function(ALL_LIVE, timeout=60_000)
     assert web.errors == [] and web.outside == []
     web.context.close()
+
+
+# Layout shifts not caused by the reader, summed (the Layout Instability API, as book-vitals counts
+# them), on a page scrolled to its second widget as it loads.
+SHIFTS_NEAR_A_WIDGET = """window.__cls = 0; window.__shifts = [];
+new PerformanceObserver((l) => l.getEntries().forEach((e) => { if (e.hadRecentInput) return;
+  window.__cls += e.value;
+  window.__shifts.push([Math.round(e.startTime), e.value, e.sources.map((s) => s.node?.nodeName + '.' + (s.node?.className || ''))]); }))
+  .observe({type: 'layout-shift', buffered: true});
+document.addEventListener('DOMContentLoaded', () => { const w = document.querySelectorAll('[data-widget]');
+  const t = w[w.length > 1 ? 1 : 0]; if (t) t.scrollIntoView({block: 'center'}); });"""
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1440px", "390px"])
+def test_nothing_moves_while_a_widget_page_loads_and_goes_live(chromium, book, viewport):
+    """Every chapter with widgets: from the first paint to a second and a half after every widget
+    is live, the page moves by no more than 0.01 (the goal of #17). The page's own furniture (copy
+    buttons, folds, figure widths, the contents list, Predict controls) is the build's."""
+    base, pages = book
+    for page in pages:
+        web = context(chromium, viewport)
+        web.context.add_init_script(SHIFTS_NEAR_A_WIDGET)
+        web.page.goto(base + page)
+        web.page.wait_for_function(ALL_LIVE, timeout=60_000)
+        web.page.wait_for_timeout(1500)
+        cls, shifts = web.page.evaluate("[window.__cls, window.__shifts]")
+        assert cls <= 0.01, (page, shifts)
+        assert web.errors == []
+        web.context.close()
+
+
+def test_the_next_chapter_finds_python_running(chromium, book):
+    """With the book's SharedWorker, a reader who goes on to another chapter with widgets finds the
+    interpreter the first started: that page's widgets go live without booting Python. The page
+    head's early script and widgets-host.js name the worker alike."""
+    base, pages = book
+    assert len(pages) >= 2
+    ctx = chromium.new_context(viewport=DESKTOP)
+    web = watch(ctx, allow=("http://127.0.0.1",), shared_worker=True)
+    page = web.page
+    page.goto(base + pages[0])
+    page.wait_for_function(ALL_LIVE, timeout=60_000)
+    assert page.evaluate("BookWidgets.stats.reused") is False
+    assert page.evaluate("BookWidgetsEarly.name") == page.evaluate("BookWidgets.workerName")
+    page.goto(base + pages[1])
+    page.wait_for_function(ALL_LIVE, timeout=60_000)
+    assert page.evaluate("BookWidgets.stats.reused") is True
+    assert web.errors == []
+    ctx.close()

@@ -31,3 +31,12 @@ def web(browser, request):
     w = watch(context, allow=("http://127.0.0.1",))
     yield w
     context.close()
+
+
+@pytest.fixture
+def web_shared(browser):
+    """A watched page whose widgets use the book's SharedWorker (its requests go unseen)."""
+    context = browser.new_context(viewport={"width": 900, "height": 1000})
+    w = watch(context, allow=("http://127.0.0.1",), shared_worker=True)
+    yield w
+    context.close()

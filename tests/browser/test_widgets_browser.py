@@ -114,6 +114,36 @@ def test_a_widget_goes_live_on_a_page_as_quarto_writes_it(web, site_url):
     assert web.outside == [] and web.errors == []
 
 
+def test_the_shared_worker_outlives_its_page_and_serves_the_next(web_shared, site_url):
+    """The book's SharedWorker (extendedLifetime) keeps Python running while the reader follows a
+    link: the next page's widgets go live on the interpreter the first page started, with no boot
+    and no snapshot to restore, and its renders are Python's."""
+    page = open_live(web_shared, site_url)
+    assert page.evaluate("BookWidgets.stats.reused") is False            # this page booted Python
+    open_live(web_shared, site_url, "chapters/next.html")
+    assert page.evaluate("BookWidgets.stats.reused") is True
+    assert page.evaluate("BookWidgets.stats.readyMs") == 0
+    root = page.locator('.widget[data-widget="roofline"]')
+    slider = root.locator('input[name="size"]')
+    after_render(page, root, lambda: (slider.focus(), page.keyboard.press("ArrowRight"), page.keyboard.press("ArrowRight")))
+    page.wait_for_function("el => el.querySelector('dd').textContent.includes('8,192')", arg=root.element_handle())
+    expected = dict(widgets.render("roofline", {"size": 8192, "device": "a100-sxm-80gb"})["readouts"])
+    got = readouts(root.locator(".widget-readouts"))
+    assert got["Attainable"] == expected["Attainable"] and got["Regime"] == expected["Regime"]
+    assert web_shared.errors == []
+
+
+def test_a_quarto_page_joins_the_same_shared_worker(web_shared, site_url):
+    """A page as Quarto writes it (no site-root meta: the host finds the runtime from its own
+    address) names the worker as the fixture's pages do, so it shares their interpreter."""
+    open_live(web_shared, site_url)
+    page = web_shared.page
+    page.goto(site_url + "chapters/as-quarto.html")
+    page.wait_for_function("document.querySelector('.widget').dataset.state === 'live'", timeout=60000)
+    assert page.evaluate("BookWidgets.stats.reused") is True
+    assert web_shared.errors == []
+
+
 def test_slider_by_keyboard_gives_calc_numbers(web, site_url):
     page = open_live(web, site_url)
     root = page.locator('.widget[data-widget="roofline"]')
