@@ -16,6 +16,7 @@ import html
 import math
 import re
 from pathlib import Path
+from typing import Callable
 
 COPY = '<button type="button" class="copy-code" aria-label="Copy code to clipboard">Copy</button>'
 # A listing longer than FOLD + 6 lines shows its first FOLD lines (book.css: max-height 32rem).
@@ -39,12 +40,12 @@ SVG_FONT = re.compile(r"font-size:\s*([\d.]+)px")
 TAGS = re.compile(r"<[^>]+>")
 
 
-def apply(body: str, page_dir: Path, copy: bool = True) -> str:
-    """The body of one page with its furniture; ``page_dir`` is the folder the page is written to
-    (figure sources are relative to it); ``copy`` is false under ``format.html.code-copy: false``."""
+def apply(body: str, source: Callable[[str], Path], copy: bool = True) -> str:
+    """The body of one page with its furniture; ``source`` gives the file behind an image's
+    ``src`` (bookbuild.website.figure_source); ``copy`` is false under ``format.html.code-copy: false``."""
     body = listings(body, copy)
     body = tables(body)
-    body = figures(body, page_dir)
+    body = figures(body, source)
     return permalinks(body)
 
 
@@ -133,15 +134,20 @@ def figure_width(svg: str) -> tuple[int, float] | None:
     return math.ceil(max(width * MIN_TEXT_PX / min(sizes), width * 4 / 3)), min(sizes) / width
 
 
-def figures(body: str, page_dir: Path) -> str:
+def figures(body: str, source: Callable[[str], Path] | Path) -> str:
     """A static SVG figure is shown at the width its smallest text needs (``figure_width``), in a
     ``figure-scroll`` box; wider than the column, the figure takes the margin column on a wide
-    screen (``wide-listing``) and scrolls sideways on a phone."""
+    screen (``wide-listing``) and scrolls sideways on a phone. ``source``: the file behind a
+    ``src``, or the folder ``src`` is relative to."""
+    if isinstance(source, Path):
+        folder = source
+        source = lambda src: folder / src   # noqa: E731
+
     def one(m: re.Match) -> str:
         fig, para, img, src = m.group(1), m.group(2) or "", m.group(3), m.group(4)
         if "chapter-map" in fig:
             return m.group(0)
-        path = page_dir / html.unescape(src)
+        path = source(html.unescape(src))
         try:
             sized = figure_width(path.read_text(encoding="utf-8"))
         except OSError:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import shutil
 import subprocess
@@ -169,7 +170,7 @@ def write_site(cfg: BookConfig, pages: list[xref.Page], index: dict[str, Any], i
         bodies = dict(zip([p.output for p in pages], pool.map(body_of, pages)))
     bodies = mathrender.render_pages(bodies, cfg.root)
     copy = cfg.html.get("code-copy") is not False
-    bodies = {k: reader_html.apply(heading_ids(v), (out / k).parent, copy=copy) for k, v in bodies.items()}
+    bodies = {k: reader_html.apply(heading_ids(v), figure_source(cfg, k), copy=copy) for k, v in bodies.items()}
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                              trim_blocks=True, lstrip_blocks=True)
@@ -349,6 +350,23 @@ WIDGET_CSS = '<link rel="stylesheet" href="/assets/css/widgets.css">'
 WIDGET_HOST = '<script async src="/assets/js/widgets-host.js"></script>'
 WIDGET_HEAD = WIDGET_CSS + "\n" + WIDGET_HOST
 SITE_PATH = re.compile(r'\b(src|href)="/(?!/)')
+
+
+def figure_source(cfg: BookConfig, output: str):
+    """Where the file behind an image of page ``output`` is while the page is written: a cell's
+    figure is still in ``.bookcache/figures/`` (copied to the site's ``figures/`` afterwards)."""
+    page_dir = (cfg.out / output).parent
+
+    def source(src: str) -> Path:
+        path = Path(os.path.normpath(page_dir / src))
+        try:
+            rel = path.relative_to(cfg.out)
+        except ValueError:
+            return path
+        if rel.parts[:1] == ("figures",):
+            return cfg.root / ".bookcache" / rel
+        return path
+    return source
 
 
 SECTION_HEADING = re.compile(r'(<section id="([^"]+)"[^>]*>\s*<h[1-6])(?![^>]*\bid=)')

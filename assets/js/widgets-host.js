@@ -247,12 +247,23 @@
     // build decided for its figure; a reader's change (never the page's own, which would move
     // the page under the reader) decides again.
     if (w.dirtySince != null && layoutWidth(w) === NARROW) w.el.classList.toggle("widget-sticky", w.figure.offsetHeight <= 0.55 * innerHeight);
+    if (w.el.classList.contains("widget-peek")) peek(w, true);   // the new figure's height
     if (w.el.dataset.state !== "live") goLive(w);
     if (w.dirtySince != null && !w.pending) {
       stats.updates.push(performance.now() - w.dirtySince); w.dirtySince = null;
     }
     if (w.playing && !w.pending) schedulePlay(w);
     w.el.dispatchEvent(new CustomEvent("widget:render", { detail: data }));
+  }
+
+  // A figure that widgets.css keeps in view (widget-sticky) needs nothing more. A taller one, on a
+  // phone, is pinned at the top while its controls are in use, scaled to at most PEEK_SHARE of the
+  // screen's height so the controls keep the rest: a transform, so nothing on the page moves.
+  const PEEK_SHARE = 0.45;
+  function peek(w, on) {
+    on = on && layoutWidth(w) === NARROW && !w.el.classList.contains("widget-sticky") && w.figure.offsetHeight > 0;
+    if (on) w.el.style.setProperty("--wg-peek", String(Math.min(1, PEEK_SHARE * innerHeight / w.figure.offsetHeight).toFixed(3)));
+    w.el.classList.toggle("widget-peek", on);
   }
 
   // Screen readers hear a short summary (computed in Python: widgets.summary) after each redraw the
@@ -596,6 +607,12 @@
       if (b) { e.preventDefault(); togglePlay(w, b); }
     }, { signal });
     for (const ev of ["pointerdown", "focusin", "touchstart"]) el.addEventListener(ev, start, { signal, passive: true });
+    // While the reader uses a control, a phone's figure too tall to stay in view above the controls
+    // is pinned at the top of the screen, smaller (peek).
+    w.form.addEventListener("pointerdown", () => peek(w, true), { signal, passive: true });
+    w.form.addEventListener("focusin", () => peek(w, true), { signal });
+    el.addEventListener("focusout", (e) => { if (!el.contains(e.relatedTarget)) peek(w, false); }, { signal });
+    document.addEventListener("pointerdown", (e) => { if (!el.contains(e.target)) peek(w, false); }, { signal, passive: true });
     wireFigure(w, signal);
     if (phase === "failed") setState(w, "failed", failure);
     else if (phase === "idle" && frugal) setState(w, "static", "Static figure: tap it to load the live one.");

@@ -201,3 +201,41 @@ def test_the_next_chapter_finds_python_running(chromium, book):
     assert page.evaluate("BookWidgets.stats.reused") is True
     assert web.errors == []
     ctx.close()
+
+
+def test_a_tall_figure_stays_in_view_while_its_controls_are_used_on_a_phone(chromium, book):
+    """390 px: a widget whose figure is too tall to stay above its controls (not widget-sticky) is
+    pinned at the top, drawn within half the screen, once the reader touches a control; the control
+    stays reachable (nothing covers it) and the page does not move; leaving the widget ends it."""
+    base, pages = book
+    web = context(chromium, PHONE)
+    page = web.page
+    tall = None
+    for p in pages:
+        page.goto(base + p)
+        page.wait_for_function(ALL_LIVE, timeout=60_000)
+        found = page.locator(".widget[data-widget]:not(.widget-sticky)")
+        if found.count():
+            tall = found.first
+            break
+    assert tall is not None, "no widget on the book's pages has a figure too tall to stick"
+    figure = tall.locator(".widget-figure")
+    slider = tall.locator(".widget-controls input[type=range]").last
+    page.evaluate("el => el.scrollIntoView({block: 'end'})", slider.element_handle())
+    page.wait_for_timeout(100)
+    before = slider.bounding_box()
+    slider.tap()
+    page.wait_for_timeout(100)
+    assert "widget-peek" in tall.get_attribute("class")
+    box, ctrl = figure.bounding_box(), slider.bounding_box()
+    assert ctrl["y"] == before["y"]                                  # nothing moved under the finger
+    assert 0 <= box["y"] <= 80                                       # pinned under the top bar
+    assert box["height"] <= 0.46 * PHONE["height"] + 1              # drawn within the top half
+    assert ctrl["y"] >= box["y"] + box["height"] - 1                 # the control is below it
+    x, y = ctrl["x"] + ctrl["width"] / 2, ctrl["y"] + ctrl["height"] / 2
+    assert page.evaluate("([x, y, el]) => el.contains(document.elementFromPoint(x, y))", [x, y, slider.element_handle()])
+    page.evaluate("w => scrollBy(0, w.getBoundingClientRect().bottom - innerHeight / 2)", tall.element_handle())
+    page.touchscreen.tap(195, PHONE["height"] * 3 // 4)              # the reader taps the text below it
+    assert "widget-peek" not in tall.get_attribute("class")
+    assert web.errors == []
+    web.context.close()

@@ -100,6 +100,9 @@ def test_figure_is_numbered_with_caption_and_alt_text(soup, site):
     img = fig.find("img")
     assert img["alt"] == "A line rising from left to right."
     assert img["src"].endswith(".svg") and (site / "chapters" / img["src"]).resolve().is_file()
+    # sized by the first build for its smallest text (reader_html), in the box it scrolls in on a phone
+    assert img.parent.name == "span" and "figure-scroll" in img.parent["class"]
+    assert re.fullmatch(r"width:\d+px;max-width:none", img["style"]) and float(img["data-min-text"]) > 0
 
 
 def test_every_chapter_draws_with_the_project_matplotlibrc(soup, site):
