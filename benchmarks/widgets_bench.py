@@ -152,7 +152,8 @@ def land(browser, url, index, viewport, other=None, throttle=1, phone=False):
 MOVES = {"roofline": ('input[name="size"]', ["ArrowRight"] * 6 + ["ArrowLeft"] * 6),
          "blockgrid": ('input[name="sel_x"]', ["ArrowRight"] * 6 + ["ArrowLeft"] * 6),
          "attention-runner": ('input[name="n"]', ["ArrowRight"] * 3 + ["ArrowLeft"] * 3),
-         "steps": (".widget-svg", ["ArrowRight"] * 6 + ["ArrowLeft"] * 6)}
+         "steps": (".widget-svg", ["ArrowRight"] * 6 + ["ArrowLeft"] * 6),
+         "memory-budget": ('input[name="batch"]', ["ArrowRight"] * 6 + ["ArrowLeft"] * 6)}
 
 
 def moves(page, names):

@@ -245,8 +245,9 @@
     stats.drawnAt[w.name] ??= performance.now();
     // widgets.css keeps a phone's figure in view above its controls if it leaves them room.  The
     // build decided for its figure; a reader's change (never the page's own, which would move
-    // the page under the reader) decides again.
-    if (w.dirtySince != null && layoutWidth(w) === NARROW) w.el.classList.toggle("widget-sticky", w.figure.offsetHeight <= 0.55 * innerHeight);
+    // the page under the reader) decides again, by the same rule and from the drawing's viewBox:
+    // reading the laid-out height here would force a layout of the page inside every redraw.
+    if (w.dirtySince != null && layoutWidth(w) === NARROW) w.el.classList.toggle("widget-sticky", aspect(w) <= STICKY_ASPECT);
     if (w.el.classList.contains("widget-peek")) peek(w, true);   // the new figure's height
     if (w.el.dataset.state !== "live") goLive(w);
     if (w.dirtySince != null && !w.pending) {
@@ -259,11 +260,25 @@
   // A figure that widgets.css keeps in view (widget-sticky) needs nothing more. A taller one, on a
   // phone, is pinned at the top while its controls are in use, scaled to at most PEEK_SHARE of the
   // screen's height so the controls keep the rest: a transform, so nothing on the page moves.
-  const PEEK_SHARE = 0.45;
+  const PEEK_SHARE = 0.45, STICKY_ASPECT = 0.9;   // = widgets.STICKY_ASPECT
+  // Height over width of the figure's drawing (its viewBox), without asking for a layout.
+  function aspect(w) {
+    const box = w.svgBox.querySelector("svg")?.viewBox?.baseVal;
+    return box && box.width ? box.height / box.width : 0;
+  }
+  // Called in every redraw while peeking, so it reads no layout: the window's height is kept from
+  // resize events (reading innerHeight makes the browser lay the page out first).
+  let viewportHeight = innerHeight;
+  addEventListener("resize", () => { viewportHeight = innerHeight; }, { passive: true });
   function peek(w, on) {
-    on = on && layoutWidth(w) === NARROW && !w.el.classList.contains("widget-sticky") && w.figure.offsetHeight > 0;
-    if (on) w.el.style.setProperty("--wg-peek", String(Math.min(1, PEEK_SHARE * innerHeight / w.figure.offsetHeight).toFixed(3)));
-    w.el.classList.toggle("widget-peek", on);
+    const shape = aspect(w);
+    on = on && layoutWidth(w) === NARROW && !w.el.classList.contains("widget-sticky") && shape > 0;
+    if (on && shape !== w.peekShape) {
+      w.peekShape = shape;
+      const scale = Math.min(1, PEEK_SHARE * viewportHeight / (shape * (w.width || NARROW))).toFixed(2);
+      if (scale !== w.peekScale) { w.peekScale = scale; w.el.style.setProperty("--wg-peek", scale); }
+    }
+    if (w.el.classList.contains("widget-peek") !== on) w.el.classList.toggle("widget-peek", on);
   }
 
   // Screen readers hear a short summary (computed in Python: widgets.summary) after each redraw the
@@ -478,14 +493,17 @@
   }
 
   // A figure that declares keys or drags becomes focusable and says how to use it.
+  // The figure's box takes keys (and says how) if the drawing asks for them. Set only when it
+  // changes: each redraw comes here, and a rewritten label updates the accessibility tree.
   function prepareFigure(w) {
-    const svg = w.svgBox.querySelector("svg");
-    const keys = svg && svg.dataset.keys;
-    if (keys) {
-      w.svgBox.tabIndex = 0;
-      w.svgBox.setAttribute("aria-label", svg.dataset.keysHelp || "Figure: use the arrow keys to change the view");
-    } else { w.svgBox.removeAttribute("tabindex"); w.svgBox.removeAttribute("aria-label"); }
-    w.svgBox.classList.toggle("widget-draggable", !!(svg && svg.dataset.drag));
+    const box = w.svgBox, svg = box.querySelector("svg");
+    const label = svg && svg.dataset.keys ? svg.dataset.keysHelp || "Figure: use the arrow keys to change the view" : null;
+    if (box.getAttribute("aria-label") !== label) {
+      if (label) { box.tabIndex = 0; box.setAttribute("aria-label", label); }
+      else { box.removeAttribute("tabindex"); box.removeAttribute("aria-label"); }
+    }
+    const draggable = !!(svg && svg.dataset.drag);
+    if (box.classList.contains("widget-draggable") !== draggable) box.classList.toggle("widget-draggable", draggable);
   }
 
   function wireFigure(w, signal) {
