@@ -114,6 +114,17 @@ def test_a_widget_goes_live_on_a_page_as_quarto_writes_it(web, site_url):
     assert web.outside == [] and web.errors == []
 
 
+def assert_next_page_draws_with_python(page):
+    """On chapters/next.html (an A100's roofline): two steps of the size slider give Python's numbers."""
+    root = page.locator('.widget[data-widget="roofline"]')
+    slider = root.locator('input[name="size"]')
+    after_render(page, root, lambda: (slider.focus(), page.keyboard.press("ArrowRight"), page.keyboard.press("ArrowRight")))
+    page.wait_for_function("el => el.querySelector('dd').textContent.includes('8,192')", arg=root.element_handle())
+    expected = dict(widgets.render("roofline", {"size": 8192, "device": "a100-sxm-80gb"})["readouts"])
+    got = readouts(root.locator(".widget-readouts"))
+    assert got["Attainable"] == expected["Attainable"] and got["Regime"] == expected["Regime"]
+
+
 def test_the_shared_worker_outlives_its_page_and_serves_the_next(web_shared, site_url):
     """The book's SharedWorker (extendedLifetime) keeps Python running while the reader follows a
     link: the next page's widgets go live on the interpreter the first page started, with no boot
@@ -123,13 +134,7 @@ def test_the_shared_worker_outlives_its_page_and_serves_the_next(web_shared, sit
     open_live(web_shared, site_url, "chapters/next.html")
     assert page.evaluate("BookWidgets.stats.reused") is True
     assert page.evaluate("BookWidgets.stats.readyMs") == 0
-    root = page.locator('.widget[data-widget="roofline"]')
-    slider = root.locator('input[name="size"]')
-    after_render(page, root, lambda: (slider.focus(), page.keyboard.press("ArrowRight"), page.keyboard.press("ArrowRight")))
-    page.wait_for_function("el => el.querySelector('dd').textContent.includes('8,192')", arg=root.element_handle())
-    expected = dict(widgets.render("roofline", {"size": 8192, "device": "a100-sxm-80gb"})["readouts"])
-    got = readouts(root.locator(".widget-readouts"))
-    assert got["Attainable"] == expected["Attainable"] and got["Regime"] == expected["Regime"]
+    assert_next_page_draws_with_python(page)
     assert web_shared.errors == []
 
 
@@ -366,13 +371,7 @@ def test_next_page_restores_the_saved_interpreter(web, site_url):
     assert stored < heap * 0.6                                             # pages of zeros left out
     open_live(web, site_url, "chapters/next.html")
     assert page.evaluate("BookWidgets.stats.marks.snapshot") >= heap       # restored, unpacked
-    root = page.locator('.widget[data-widget="roofline"]')
-    slider = root.locator('input[name="size"]')
-    after_render(page, root, lambda: (slider.focus(), page.keyboard.press("ArrowRight"), page.keyboard.press("ArrowRight")))
-    page.wait_for_function("el => el.querySelector('dd').textContent.includes('8,192')", arg=root.element_handle())
-    expected = dict(widgets.render("roofline", {"size": 8192, "device": "a100-sxm-80gb"})["readouts"])
-    got = readouts(root.locator(".widget-readouts"))
-    assert got["Attainable"] == expected["Attainable"] and got["Regime"] == expected["Regime"]
+    assert_next_page_draws_with_python(page)
     assert web.errors == []
 
 
