@@ -59,6 +59,11 @@ def make_site(site: Path, pages: dict[str, list[tuple[str, dict]]] | None = None
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(PAGE.format(title="as Quarto writes it", head=site_relative(WIDGET_HEAD, "../"),
                                body=widgets.static_html("roofline", {}, "The roofline widget.")))
+    # A page whose Pyodide files are missing (a wrong pyodide-base): the widgets must say so.
+    out = site / "chapters" / "no-runtime.html"
+    out.write_text(PAGE.format(title="no runtime", head=HEAD_TAGS.format(root="../")
+                               + '\n<meta name="pyodide-base" content="../missing-pyodide/">',
+                               body=widgets.static_html("roofline", {}, "The roofline widget.")))
     build_runtime(site, ROOT)
     return site
 

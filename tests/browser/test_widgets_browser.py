@@ -268,6 +268,21 @@ def test_blocked_runtime_keeps_static_figure_with_message(web, site_url):
     assert [e for e in web.errors if "Failed to load resource" not in e] == []
 
 
+def test_a_shared_worker_that_cannot_start_says_so_at_once(web_shared, site_url):
+    """The shared worker's boot fails (Pyodide's files are missing): each page connected to it is
+    told at once (not after the 20 s timeout) and keeps the build's figure with a message; the
+    next page to ask is told too."""
+    page = web_shared.page
+    failed = "document.querySelector('.widget').dataset.state === 'failed'"
+    for _ in range(2):
+        page.goto(site_url + "chapters/no-runtime.html")
+        page.wait_for_function(failed, timeout=10_000)
+        root = page.locator(".widget")
+        assert "failed to start" in root.locator(".widget-status").inner_text()
+        assert root.locator(".widget-svg > svg >> visible=true").count() == 1
+        assert root.locator("input, select").first.is_disabled()
+
+
 def test_phone_width_fits_and_goes_live(web, site_url):
     web.page.set_viewport_size({"width": 360, "height": 740})
     page = open_live(web, site_url)
