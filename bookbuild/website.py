@@ -177,6 +177,8 @@ def write_site(cfg: BookConfig, pages: list[xref.Page], index: dict[str, Any], i
     env.filters["site_relative"] = lambda html, root: site_relative(html, root or "")
     env.filters["after_first_h1"] = lambda html, insert: markupsafe.Markup(html.replace("</h1>", "</h1>\n" + str(insert), 1))
     template = env.get_template("page.html")
+    katex_stylesheet = node_modules(cfg.root) / "katex" / "dist" / "katex.min.css"
+    katex_css = katex_stylesheet.read_text(encoding="utf-8") if katex_stylesheet.is_file() else ""
     nav = navigation(cfg, index)
     version = book_version(cfg)
     feedback = feedback_settings(cfg)
@@ -194,6 +196,7 @@ def write_site(cfg: BookConfig, pages: list[xref.Page], index: dict[str, Any], i
             "prev": nav_link(pages, index, i - 1, root), "next": nav_link(pages, index, i + 1, root),
             "minutes": max(1, math.ceil(words / WORDS_PER_MINUTE)), "words": words,
             "has_math": 'class="katex' in body, "has_widgets": "data-widget=" in body,
+            "math_fonts": mathrender.katex_fonts(body, katex_css),
             "source_url": source_url(cfg, page.source), "issue_url": issue_url(cfg),
             "feedback": feedback, "last_changed": last_changed(cfg, page.source),
             "assets": asset_list(cfg),

@@ -56,7 +56,7 @@
   // carries the build and the Pyodide files' URL: pages of another build get a worker of their own.
   const workerName = `book-widgets ${meta("book-version") || ""} ${base.href}`;
   function connect(url, name) {
-    if (!window.SharedWorker) return new Worker(url, { type: "module" });
+    if (!window.SharedWorker) return new Worker(url, { type: "module", name });   // the name starts it (widgets-worker.js)
     const shared = new SharedWorker(url, { type: "module", name, extendedLifetime: true });
     return {
       postMessage: (m) => shared.port.postMessage(m),

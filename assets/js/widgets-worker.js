@@ -7,6 +7,8 @@
 // memory snapshot saved below instead of starting Python again.
 // Protocol (postMessage, on the page's port):
 //   page -> worker  {type: "init", root, base}          root: site root URL, base: Pyodide files URL
+//                                                       (a worker named "book-widgets <build> <base>" has
+//                                                       started already; see start() below)
 //   worker -> page  {type: "ready", ms, marks, snapshot} | {type: "failed", message}
 //   page -> worker  {type: "render", id, uid, name, params, predict}  params: JSON text;
 //                                                       predict: params likely next (computed when idle)
@@ -73,6 +75,26 @@ async function fetchUnpacked(url, type) {
   const gzipped = head[0] === 0x1f && head[1] === 0x8b;   // else the host un-gzipped it on the way
   return new Response(gzipped ? body.pipeThrough(new DecompressionStream("gzip")) : body,
                       type ? { headers: { "Content-Type": type } } : undefined);
+}
+
+// The wasm is 9.2 MB, 3.3 MB gzipped.  Asked for as it is, a host that compresses it in transit
+// (GitHub Pages, Netlify, the book's own server) sends the 3.3 MB, the browser's network process
+// unpacks them and V8 compiles as they stream (and can keep the compiled code for the next
+// visit); over loopback (an author's preview, the tests) the bytes cost nothing either way.  Only
+// a host that sends it uncompressed over a real network gets the copy that our own Pyodide has
+// gzipped beside it (libdeflate, 4% less than a host's gzip) instead, unpacked on this thread:
+// about 0.1 s of it on a 2-core machine, which on loopback made the cold landing 0.17 s slower.
+const LOOPBACK = /^(localhost|127(\.\d+){3}|\[::1\])$/;
+async function wasmResponse(url) {
+  const res = await plainFetch(url, { credentials: "same-origin" });
+  if (!res.ok || res.headers.get("Content-Encoding") || LOOPBACK.test(self.location.hostname)) {
+    // streaming compilation insists on the wasm type, which a few hosts do not send
+    return !res.ok || /^application\/wasm\b/.test(res.headers.get("Content-Type") || "") ? res
+      : new Response(res.body, { status: res.status, headers: { "Content-Type": "application/wasm" } });
+  }
+  res.body?.cancel().catch(() => {});
+  marks.wasmGzipped = true;
+  return fetchUnpacked(`${url}.gz`, "application/wasm");
 }
 
 async function cachedSnapshot(url) {
@@ -144,10 +166,9 @@ async function boot({ root, base }) {
   const config = import(new URL("book-runtime.mjs", py).href);
   const pyodideModule = import(new URL("pyodide.mjs", base).href);
   const asmModule = import(new URL("pyodide.asm.mjs", base).href);
-  // Our own Pyodide (not a CDN's) has the wasm gzipped beside it (Zopfli: 4% less than a host's gzip).
   const wasm = new URL("pyodide.asm.wasm", base).href;
-  if (base === py.href && "DecompressionStream" in self) packed.set(wasm, [`${wasm}.gz`, "application/wasm"]);
-  prefetch(wasm);
+  if (base === py.href && "DecompressionStream" in self) early.set(wasm, wasmResponse(wasm));
+  else prefetch(wasm);
   for (const m of [pyodideModule, asmModule]) m.catch(() => {});   // reported where awaited
   const { KEY, LOCK, PACKED = "" } = await config;
   const stdlib = new URL(`python_stdlib.zip?v=${KEY}`, py).href;
@@ -274,16 +295,26 @@ function predictNext() {                    // one per task, so a real request n
   if (predictions.length) predicting = setTimeout(predictNext, 0);
 }
 
-let booting = null, bootMs = 0;
+let booting = null, bootMs = 0, ports = 0;
 const queue = [];                          // [port, msg]: renders asked for before Python was ready
 const snapshotWatchers = new Set();        // ports told when the snapshot is stored
+const start = (where) => { booting ??= boot(where).then((ms) => { bootMs = ms; return ms; }); };
+
+// The worker's name says where the Pyodide files are: the pages name it
+// "book-widgets <build> <Pyodide URL>" (widgets-host.js, and the head script of bookbuild's
+// pages), and it lives in <site root>/assets/js/.  So Python starts as soon as this script has
+// run, not when the page's port and first message arrive: on a cold page that is about 0.1 s
+// later, because the page's main thread, busy parsing and laying out the chapter, relays the
+// connection.  The page's "init" says the same and then only joins.
+const named = /^book-widgets \S* (\S+)$/.exec(self.name || "");
+if (named) start({ root: new URL("../../", self.location.href).href, base: named[1] });
 
 function serve(port) {
   port.onmessage = (event) => {
     const msg = event.data;
     if (msg.type === "init") {
-      const first = !booting;
-      booting ??= boot(msg).then((ms) => { bootMs = ms; return ms; });
+      const first = ports++ === 0;           // the page that started Python (its boot is its own)
+      start(msg);
       booting.then(
         () => {
           port.postMessage({ type: "ready", ms: first ? bootMs : 0, reused: !first, marks });

@@ -293,3 +293,24 @@ def test_figure_text_is_at_least_11_css_px(chromium, book, config):
         context.close()
     assert figures >= 10
     assert not small, small
+
+
+def test_each_page_preloads_exactly_the_math_fonts_it_draws_with(chromium, book):
+    """A KaTeX font that arrives after the first layout lays the whole chapter out again; one
+    preloaded and never used is a wasted download. Once a page is loaded (its whole text laid out),
+    the KaTeX faces the browser fetched are the ones its head preloads."""
+    context = chromium.new_context(**CONFIGS["desktop-light"])
+    try:
+        for path in book[1]:
+            page = context.new_page()
+            page.goto(book[0] + path, wait_until="load")
+            page.evaluate("document.fonts.ready.then(() => 0)")
+            used = page.evaluate("""[...document.fonts].filter(f => f.status === 'loaded' && f.family.startsWith('KaTeX'))
+                .map(f => f.family.replace(/^"|"$/g, '') + '-' + (f.weight === '700' || f.weight === 'bold' ? 'Bold' : '')
+                     + (f.style === 'italic' ? 'Italic' : '')).map(n => n.endsWith('-') ? n + 'Regular' : n).sort()""")
+            preloaded = page.evaluate("""[...document.querySelectorAll('link[rel=preload][as=font]')]
+                .map(l => l.href.split('/').pop().replace('.woff2', '')).sort()""")
+            assert preloaded == used, path
+            page.close()
+    finally:
+        context.close()

@@ -12,9 +12,13 @@ from webwatch import watch  # noqa: E402
 
 
 @pytest.fixture(scope="session")
-def site_url(tmp_path_factory):
-    site = make_site(tmp_path_factory.mktemp("site"))
-    url, server = serve(site)
+def site_dir(tmp_path_factory):
+    return make_site(tmp_path_factory.mktemp("site"))
+
+
+@pytest.fixture(scope="session")
+def site_url(site_dir):
+    url, server = serve(site_dir)
     yield url
     server.shutdown()
 

@@ -5,6 +5,7 @@ import re
 from pathlib import Path
 
 import widgets
+from webwatch import watch
 from calc import kernels
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -101,7 +102,33 @@ def test_every_widget_becomes_live_without_errors_or_outside_requests(web, site_
         assert root.locator(".widget-status").inner_text().startswith("Interactive")
     assert web.outside == [] and web.errors == []
     wasm = [u.split("?")[0].rsplit("/", 1)[-1] for u in web.requests if ".wasm" in u]
-    assert wasm == ["pyodide.asm.wasm.gz"]            # the Zopfli-packed one, un-gzipped in the worker
+    assert wasm == ["pyodide.asm.wasm"]     # this host gzips it in transit, as GitHub Pages does
+
+
+def test_a_host_that_sends_the_wasm_uncompressed_over_a_network_gets_the_packed_copy(browser, site_dir):
+    """On a real network a 9.2 MB wasm sent as is costs more than un-gzipping the 3.3 MB copy in the
+    worker; the site here is named book.test (not a loopback address) and sends every file as it is."""
+    context = browser.new_context()
+    web = watch(context, allow=("http://book.test/",))
+
+    def plain_host(route):               # registered last, so it answers before watch()'s own handler
+        web.requests.append(route.request.url)
+        path = site_dir / route.request.url.split("?")[0].removeprefix("http://book.test/")
+        if not path.is_file():
+            return route.fulfill(status=404)
+        types = {".wasm": "application/wasm", ".mjs": "text/javascript", ".js": "text/javascript",
+                 ".html": "text/html", ".css": "text/css"}
+        route.fulfill(body=path.read_bytes(), content_type=types.get(path.suffix, "application/octet-stream"))
+    context.route("http://book.test/**", plain_host)
+    try:
+        web.page.goto("http://book.test/" + PAGE)
+        web.page.wait_for_function(LIVE, timeout=25_000)
+        assert web.page.evaluate("BookWidgets.stats.marks.wasmGzipped") is True
+        wasm = [u.split("?")[0].rsplit("/", 1)[-1] for u in web.requests if ".wasm" in u]
+        assert wasm == ["pyodide.asm.wasm", "pyodide.asm.wasm.gz"]   # the first only as far as its headers
+        assert web.outside == [] and web.errors == []
+    finally:
+        context.close()
 
 
 def test_a_widget_goes_live_on_a_page_as_quarto_writes_it(web, site_url):
@@ -438,3 +465,24 @@ def test_no_label_is_written_over_another(web):
                 found += [(name, width, case, pair) for pair in web.page.evaluate(OVERLAPPING_LABELS)]
     assert found == [], "\n".join(map(str, found))
     assert web.errors == []
+
+
+def test_a_worker_named_for_the_book_starts_python_before_any_page_asks(web, site_url):
+    """The name says where Pyodide is, so the worker fetches it as soon as its script has run; the
+    page's first message, relayed by a main thread busy laying out a chapter, comes later."""
+    page = web.page
+    page.goto(site_url)
+    page.evaluate("""root => {
+        const base = new URL("pyodide/", root).href;
+        window.__w = new Worker(new URL("assets/js/widgets-worker.js", root),
+                                {type: "module", name: `book-widgets test ${base}`});
+    }""", site_url)
+    deadline = 200
+    while not any("pyodide.asm.wasm" in u for u in web.requests) and deadline:
+        page.wait_for_timeout(50); deadline -= 1
+    assert any("pyodide.asm.wasm" in u for u in web.requests), "no init sent, and Python was not fetched"
+    ready = page.evaluate("""root => new Promise(done => {
+        __w.onmessage = (e) => done(e.data.type);
+        __w.postMessage({type: "init", root, base: new URL("pyodide/", root).href});
+    })""", site_url)
+    assert ready == "ready" and web.errors == []

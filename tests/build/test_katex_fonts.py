@@ -18,3 +18,14 @@ def test_fonts_keep_the_glyphs_the_math_uses_and_drop_the_rest(built_fixture):
     assert dropped and not any(cp in cut_cmap for cp in dropped)
     # the woff/ttf fallbacks are still there for browsers without woff2
     assert (cut.parent / "KaTeX_Main-Regular.woff").exists()
+
+
+def test_a_page_preloads_the_faces_its_math_classes_name_in_katex_stylesheet():
+    from pathlib import Path
+    from bookbuild.mathrender import katex_fonts
+    css = (node_modules(Path(__file__).resolve().parents[2]) / "katex" / "dist" / "katex.min.css").read_text()
+    page = ('<span class="katex"><span class="mord mathnormal">x</span><span class="mord mathsf">A</span>'
+            '<span class="delimsizing size1">(</span><span class="sizing reset-size6 size3">2</span></span>')
+    assert katex_fonts(page, css) == ["KaTeX_Main-Regular", "KaTeX_Math-Italic", "KaTeX_SansSerif-Regular",
+                                      "KaTeX_Size1-Regular"]   # "size3" here is a text size, not .delimsizing.size3
+    assert katex_fonts('<p class="x">no math</p>', css) == []

@@ -106,3 +106,13 @@ def test_section_headings_get_a_named_permalink_left_out_of_search():
     assert a["href"] == "#sec-a" and a.get_text() == "#"
     assert a["aria-label"] == "Link to this section: 2.1 A & B"
     assert a.has_attr("data-pagefind-ignore")
+
+
+def test_images_with_a_known_box_load_as_the_reader_nears_them():
+    html = ('<p><img src="a.svg" alt="A"\nwidth="513" height="302" /></p>'
+            '<p><img src="b.png" alt="no box: it would grow as it loads" /></p>'
+            '<p><img src="c.svg" loading="eager" width="1" height="1" alt="the author said eager" /></p>')
+    a, b, c = soup(reader_html.lazy_images(html)).select("img")
+    assert (a["loading"], a["decoding"]) == ("lazy", "async")
+    assert not b.has_attr("loading")
+    assert c["loading"] == "eager" and not c.has_attr("decoding")
