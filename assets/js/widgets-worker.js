@@ -45,8 +45,9 @@ self.fetch = (input, init) => {
   if (packed.has(url)) return fetchUnpacked(...packed.get(url));
   return plainFetch(input, init);
 };
-function prefetch(url) {
-  const p = packed.has(url) ? fetchUnpacked(...packed.get(url)) : plainFetch(url, { credentials: "same-origin" });
+// ``response``: a download of it already started (the wasm's, which picks its copy).
+function prefetch(url, response) {
+  const p = response || (packed.has(url) ? fetchUnpacked(...packed.get(url)) : plainFetch(url, { credentials: "same-origin" }));
   p.catch(() => {});                       // reported by Pyodide, which awaits the same promise
   early.set(url, p);
 }
@@ -167,8 +168,7 @@ async function boot({ root, base }) {
   const pyodideModule = import(new URL("pyodide.mjs", base).href);
   const asmModule = import(new URL("pyodide.asm.mjs", base).href);
   const wasm = new URL("pyodide.asm.wasm", base).href;
-  if (base === py.href && "DecompressionStream" in self) early.set(wasm, wasmResponse(wasm));
-  else prefetch(wasm);
+  prefetch(wasm, base === py.href && "DecompressionStream" in self ? wasmResponse(wasm) : null);
   for (const m of [pyodideModule, asmModule]) m.catch(() => {});   // reported where awaited
   const { KEY, LOCK, PACKED = "" } = await config;
   const stdlib = new URL(`python_stdlib.zip?v=${KEY}`, py).href;
@@ -298,7 +298,11 @@ function predictNext() {                    // one per task, so a real request n
 let booting = null, bootMs = 0, ports = 0;
 const queue = [];                          // [port, msg]: renders asked for before Python was ready
 const snapshotWatchers = new Set();        // ports told when the snapshot is stored
-const start = (where) => { booting ??= boot(where).then((ms) => { bootMs = ms; return ms; }); };
+function start(where) {
+  if (booting) return;
+  booting = boot(where).then((ms) => { bootMs = ms; return ms; });
+  booting.catch(() => {});                 // told to each page that connects (serve), not left unhandled
+}
 
 // The worker's name says where the Pyodide files are: the pages name it
 // "book-widgets <build> <Pyodide URL>" (widgets-host.js, and the head script of bookbuild's
