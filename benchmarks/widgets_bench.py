@@ -149,8 +149,11 @@ def land(browser, url, index, viewport, other=None, throttle=1, phone=False):
 
 
 # One-step moves: a slider's arrow key, or the figure's (the widgets whose figure takes keys).
+# A blockgrid turns its 3D view with the yaw slider; in 2D (the slider disabled) it steps the
+# selected thread, a number field, which takes the up and down arrows.
 MOVES = {"roofline": ('input[name="size"]', ["ArrowRight"] * 6 + ["ArrowLeft"] * 6),
-         "blockgrid": ('input[name="sel_x"]', ["ArrowRight"] * 6 + ["ArrowLeft"] * 6),
+         "blockgrid": ('input[name="yaw"]:enabled', ["ArrowRight"] * 6 + ["ArrowLeft"] * 6,
+                       'input[name="sel_x"]', ["ArrowUp"] * 6 + ["ArrowDown"] * 6),
          "attention-runner": ('input[name="n"]', ["ArrowRight"] * 3 + ["ArrowLeft"] * 3),
          "steps": (".widget-svg", ["ArrowRight"] * 6 + ["ArrowLeft"] * 6),
          "memory-budget": ('input[name="batch"]', ["ArrowRight"] * 6 + ["ArrowLeft"] * 6)}
@@ -162,18 +165,24 @@ def moves(page, names):
     page.wait_for_function(ALL_LIVE, timeout=60_000)
     page.wait_for_timeout(1500)                     # idle: the first moves are computed ahead
     for i, name in enumerate(names):
-        selector, keys = MOVES[name]
         root = page.locator(".widget[data-widget]").nth(i)
-        target = root.locator(selector).first
-        if not target.count() or not target.is_visible():
-            continue
+        choices = MOVES[name]
+        for selector, keys in zip(choices[::2], choices[1::2]):
+            target = root.locator(selector).first
+            if target.count() and target.is_visible():
+                break
+        else:
+            continue                                # folded away at this width
         page.evaluate("BookWidgets.stats.updates.length = 0")
         target.focus()
         for key in keys:
             page.keyboard.press(key)
             page.wait_for_timeout(60)
         page.wait_for_timeout(300)
-        out += page.evaluate("BookWidgets.stats.updates.slice()")
+        ups = page.evaluate("BookWidgets.stats.updates.slice()")
+        if len(ups) < len(keys) // 2:               # a move that draws nothing is not a fast move
+            sys.exit(f"{page.url}: widget {i + 1} ({name}): {len(keys)} presses on {selector} redrew {len(ups)} times")
+        out += ups
     return out
 
 

@@ -178,10 +178,12 @@
   }
 
   // While the page is idle after going live: a step either way on every slider of every widget,
-  // so that a reader's first move, wherever it is, draws without a round trip.
+  // so that a reader's first move, wherever it is, draws without a round trip.  Sliders come
+  // before number fields (which readers type into more than they step), up to eight steps.
   function predictFirstMoves() {
     for (const w of mounted.values()) {
-      const names = Object.values(w.spec).filter(numeric).map((p) => p.name);
+      const names = Object.values(w.spec).filter(numeric)
+        .sort((a, b) => (a.control === "number") - (b.control === "number")).map((p) => p.name);
       const predict = predictions(w, names, 8);
       if (predict.length) worker.postMessage({ type: "predict", uid: w.uid, name: w.name, predict, append: true });
     }
@@ -206,8 +208,10 @@
       // so that 2 ** 13 is predicted as 8192, not as 2 ** (log2(5793) + 0.5) = 8193.
       const step = p.step || 1, lo = p.log ? Math.log2(p.min) : p.min;
       const decimals = Math.min(12, (String(step).split(".")[1] || "").length + 4);   // 0.1 * 3 is 0.3
-      // A reader stepping one way (held arrow key, a slow drag) gets two steps ahead that way.
-      const ahead = p.name === w.lastParam && w.lastDir ? [w.lastDir, 2 * w.lastDir, -w.lastDir] : [1, -1];
+      // A reader stepping one way (held arrow key, a slow drag) gets two steps ahead that way; a
+      // control just focused, two either way (a second key press comes before Python could draw
+      // the step after the first on a slow phone).
+      const ahead = p.name !== w.lastParam ? [1, -1] : w.lastDir ? [w.lastDir, 2 * w.lastDir, -w.lastDir] : [1, -1, 2, -2];
       for (const dir of ahead) {
         const v = Number(w.params[p.name]);
         const x = (p.log ? Math.log2(v) : v) + dir * step;
@@ -617,7 +621,7 @@
     w.form.addEventListener("focusin", (e) => {
       const p = w.spec[e.target.name];
       if (!p || phase !== "ready" || !(p.type === "int" || p.type === "float")) return;
-      w.lastParam = p.name;
+      w.lastParam = p.name; w.lastDir = 0;                     // which way it goes is not known yet
       worker.postMessage({ type: "predict", uid: w.uid, name: w.name, predict: predictions(w) });
     }, { signal });
     w.form.addEventListener("click", (e) => {

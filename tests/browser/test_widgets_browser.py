@@ -191,6 +191,34 @@ def test_slider_by_keyboard_gives_calc_numbers(web, site_url):
     assert web.errors == []
 
 
+def test_a_focused_slider_has_two_steps_either_way_drawn_ahead(web, site_url):
+    """While the reader reaches for the key, Python draws the focused slider two steps either way:
+    two presses in quick succession (here in one task, faster than any round trip to the worker)
+    both redraw at once, with calc's numbers, either way."""
+    page = open_live(web, site_url)
+    root = page.locator('.widget[data-widget="roofline"]')
+    slider = root.locator('input[name="size"]')
+    start = float(slider.input_value())               # log2 of the size, in steps of 0.5
+    for sign in (1, -1):
+        slider.focus()
+        page.wait_for_timeout(1500)                    # the focused slider's neighbours are drawn
+        drawn = page.evaluate("""([el, sign]) => {
+            const slider = el.querySelector('input[name="size"]');
+            const from = BookWidgets.stats.renderMs.length;
+            for (let i = 0; i < 2; i++) {
+                slider.value = Number(slider.value) + sign * Number(slider.step);
+                slider.dispatchEvent(new Event('input', {bubbles: true}));
+            }
+            return BookWidgets.stats.renderMs.slice(from);
+        }""", [root.element_handle(), sign])
+        assert drawn == [0, 0]                         # 0: drawn from what the worker computed ahead
+        size = round(2 ** (start + (sign > 0)))        # two half steps up, then two back
+        assert readouts(root.locator(".widget-readouts")) == dict(widgets.render("roofline", {"size": size})["readouts"])
+        slider.blur()
+    assert float(slider.input_value()) == start
+    assert web.errors == []
+
+
 # After every redraw: is the figure in the page the tree that parsing Python's answer gives, and is
 # its root element still the one the page had (focus and listeners stay with it)?
 WATCH_REDRAWS = """() => {
