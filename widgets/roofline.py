@@ -195,11 +195,15 @@ def render(params: dict) -> dict:
     kind_of = lambda dt, sp: f"{DTYPE_LABELS.get(dt, dt)}{' 2:4 sparse' if sp else ''}"
     kind = kind_of(dtype, sparse)
     ridge = roof(peak, bw, "wg-c1")
-    roof_labels = [(peak, f"{short(dev)} {kind}: {fmt.si(peak, op + '/s')}")]
+    # Each roof's label, and a shorter one for a narrow figure when the whole one would have to
+    # cross a line (a lone roof's device is named by the select under the figure; two roofs are
+    # told apart by their devices, both of the number format chosen).
+    peak_label = fmt.si(peak, op + '/s')
+    roof_labels = [(peak, f"{short(dev)} {kind}: {peak_label}", f"{short(dev) if other else kind}: {peak_label}")]
     if other:
         roof(other[3], other[4], "wg-c2")
-        roof_labels.append((other[3], f"{short(other[0])} {kind_of(other[1], other[2])}: "
-                                      f"{fmt.si(other[3], op_unit(other[1]) + '/s')}"))
+        kind2, peak2 = kind_of(other[1], other[2]), fmt.si(other[3], op_unit(other[1]) + '/s')
+        roof_labels.append((other[3], f"{short(other[0])} {kind2}: {peak2}", f"{short(other[0])}: {peak2}"))
 
     # Points sit on the roof: the best each kernel can do on this device.
     order = sorted(points, key=lambda p: (p["key"] == sel, p.get("ghost", False)))
@@ -236,10 +240,13 @@ def render(params: dict) -> dict:
     for p in labelled:
         if p["key"] == sel:
             label_point(p)
-    for i, (level, label) in enumerate(roof_labels):   # the device's own roof always says its peak
-        spot = placer.place(ml + pw - 4, Y(level), label, fs, must=i == 0)
-        if spot:
-            body.append(text(spot[0], spot[1], label, "wg-small", spot[2]))
+    for i, (level, *labels) in enumerate(roof_labels):   # the device's own roof always says its peak
+        tries = [(label, False) for label in labels[:1 + narrow]] + [(labels[narrow], i == 0)]
+        for label, must in tries:
+            spot = placer.place(ml + pw - 4, Y(level), label, fs, must=must)
+            if spot:
+                body.append(text(spot[0], spot[1], label, "wg-small", spot[2]))
+                break
     ridge_label = f"ridge {fmt.num(ridge)} {op}/B"
     if x_lo < ridge < x_hi:
         spot = placer.place(X(ridge), mt + ph - 6, ridge_label, fs - 1, gap=4)

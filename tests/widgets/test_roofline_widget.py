@@ -5,6 +5,7 @@ import pytest
 
 from calc import attention, fmt, intensity, roofline, specs
 import widgets
+from widgets import _svg
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -84,6 +85,25 @@ def test_points_are_clickable_and_axes_have_decade_labels():
 def test_layout_follows_width(width):
     svg = ET.fromstring(widgets.render("roofline", {"_width": width})["svg"])
     assert svg.get("width") == str(width)
+
+
+@pytest.mark.parametrize("width", [340, 640])          # the two layout widths the book draws
+@pytest.mark.parametrize("kernel", ["gemm", "attention", "softmax"])
+def test_the_devices_roof_says_its_peak_without_crossing_a_roof(width, kernel):
+    """On a phone the whole label ("H100 SXM5 80GB BF16: 989 TFLOP/s") found room only across the
+    sloped roof; it is shortened there (the select under the figure names the device) instead."""
+    svg = ET.fromstring(widgets.render("roofline", {"_width": width, "kernel": kernel})["svg"])
+    peak = fmt.si(specs.device("h100-sxm").peak_flops("bf16"), "FLOP/s")
+    [label] = [t for t in svg.iter(SVG + "text") if (t.text or "").endswith(f"BF16: {peak}")]
+    x, y, w = float(label.get("x")), float(label.get("y")), len(label.text) * _svg.SMALL_CHAR_PX
+    left = {"start": x, "middle": x - w / 2, "end": x - w}[label.get("text-anchor", "start")]
+    box = (left, y - 12, left + w, y + 3)                # the text's ink, from its baseline
+    for roof in (e for e in svg.iter(SVG + "polyline") if "wg-roof" in e.get("class")):
+        pts = [tuple(map(float, xy.split(","))) for xy in roof.get("points").split()]
+        for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
+            for k in range(201):
+                px, py = x0 + (x1 - x0) * k / 200, y0 + (y1 - y0) * k / 200
+                assert not (box[0] < px < box[2] and box[1] < py < box[3]), (label.text, (px, py))
 
 
 def test_mfu_is_against_the_dense_peak_whichever_roof_is_drawn():
