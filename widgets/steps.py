@@ -2,7 +2,8 @@
 
 - ``tiled-matmul``: ``calc.tiling.frames``, one frame per (output tile, phase);
 - ``systolic``: ``calc.systolic.frames``, one frame per clock cycle of an
-  output-stationary array, with the skewed operands waiting at the edges;
+  output-stationary array, with the skewed operands waiting at the edges; step s
+  shows cycle s − 1, because cycles are counted from 0 as in the chapter;
 - ``online-softmax``: ``calc.attention.online_softmax_steps``, one frame per block.
 
 The ``step`` slider (1-based) has a play button; the figure takes the arrow
@@ -173,10 +174,13 @@ def _systolic(params, step, W):
                                  "wg-small wg-muted", "middle"))
     H = y0 + R * c + 10
     macs = sum(len(g["active"]) for g in frames[:step])
-    line1 = (f"Cycle {t + 1} of {len(frames)}: {len(active)} of {R * C} processing elements multiply-accumulate")
+    # Cycles are counted from 0, as in the chapter's text and its printed frames (calc's ``cycle``);
+    # the step slider above them counts from 1.
+    last = len(frames) - 1
+    line1 = (f"Cycle {t} (of 0–{last}): {len(active)} of {R * C} processing elements multiply-accumulate")
     product = [[sum(A[i][kk] * B[kk][j] for kk in range(K)) for j in range(C)] for i in range(R)]
     readouts = [
-        ["Cycle", f"{t + 1} of {len(frames)} (K + R + C − 2)"],
+        ["Cycle (from 0)", f"{t} of 0–{last} (last: K + R + C − 3)"],
         ["Busy PEs this cycle", f"{len(active)} of {R * C}"],
         ["MACs so far", f"{macs} of {R * C * K}"],
         ["Utilisation so far", fmt.pct(macs / (R * C * (t + 1)))],

@@ -47,6 +47,24 @@ def test_systolic_last_step_holds_the_product():
             assert f">{v:g}</text>" in svg
 
 
+def test_systolic_cycles_count_from_zero_like_the_chapter():
+    # The chapter's text and printed frames say "cycle 4: 6 of 9 PEs busy" for the 3×3×3 demo;
+    # the widget's step 5 is that same cycle 4 (the step slider counts from 1, cycles from 0).
+    A, B = steps.operands(3, 3, 3)
+    frames = list(systolic.frames(A, B))
+    f = frames[4]
+    assert f["cycle"] == 4 and len(f["active"]) == 6
+    r = render(animation="systolic", rows=3, cols=3, depth=3, step=5)
+    readouts = dict(r["readouts"])
+    assert readouts["Step"] == "5 of 7"
+    assert readouts["Cycle (from 0)"] == "4 of 0–6 (last: K + R + C − 3)"
+    assert readouts["Busy PEs this cycle"] == "6 of 9"
+    desc = ET.fromstring(r["svg"]).find("{http://www.w3.org/2000/svg}desc").text
+    assert desc == "Step 5 of 7. Cycle 4 (of 0–6): 6 of 9 processing elements multiply-accumulate."
+    first = dict(render(animation="systolic", rows=3, cols=3, depth=3, step=1)["readouts"])
+    assert first["Cycle (from 0)"].startswith("0 of 0–6") and first["Busy PEs this cycle"] == "1 of 9"
+
+
 def test_online_softmax_state_is_calcs():
     row = steps.softmax_input(12, 4)
     s = attention.online_softmax_steps(row, 3)
