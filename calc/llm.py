@@ -188,19 +188,25 @@ def weight_bytes(m: Model, dtype: str = "bf16", group_size: Optional[int] = None
 # ------------------------------------------------------------------------- activations
 
 
-def activation_bytes(m: Model, step_tokens: int, dtype: str = "bf16", logits_dtype: str = "fp32") -> float:
+def activation_bytes(m: Model, step_tokens: int, dtype: str = "bf16", logits_dtype: str = "fp32",
+                     logits_tokens: Optional[int] = None) -> float:
     """An estimate of the transient activations of one forward step over ``step_tokens`` tokens.
 
     The larger of (a) one layer's live tensors, ``tokens × (3·hidden + (heads + 2·kv_heads)·head_dim
     + 2·intermediate) × bytes`` (residual, normalised input, attention output; Q, K and V; the MLP's
-    gate and up halves), and (b) the logits, ``tokens × vocab × bytes(logits_dtype)``. Layers run one
+    gate and up halves), and (b) the logits, ``logits_tokens × vocab × bytes(logits_dtype)``, where
+    ``logits_tokens`` (default: all ``step_tokens``) are the tokens whose logits are computed; a
+    prefill that samples only after its last token needs them for one. Layers run one
     after the other, so only one layer's tensors are live at a time; attention scores are not
     materialised (FlashAttention-style kernels).
     """
     _count("step_tokens", step_tokens)
+    n_logits = step_tokens if logits_tokens is None else _count("logits_tokens", logits_tokens)
+    if n_logits > step_tokens:
+        raise ValueError(f"logits_tokens ({n_logits}) cannot exceed step_tokens ({step_tokens})")
     per_token_layer = (3 * m.hidden + (m.heads + 2 * m.kv_heads) * m.head_dim + 2 * m.intermediate)
     layer = step_tokens * per_token_layer * size_bytes(dtype)
-    logits = step_tokens * m.vocab * size_bytes(logits_dtype)
+    logits = n_logits * m.vocab * size_bytes(logits_dtype)
     return max(layer, logits)
 
 

@@ -58,9 +58,10 @@ def numbers(params: dict) -> dict:
     step = llm.total(ops)
     peak, bw = dev.peak_flops(ACT_DTYPE), dev.mem_bw
     t = llm.decode_time_lower_bound(ops, peak, bw)
-    w_read, kv_read = llm.decode_step_bytes_split(m, batch, ctx, params["weights"], params["kv"])
+    _, kv_read = llm.decode_step_bytes_split(m, batch, ctx, params["weights"], params["kv"])
+    # of all the bytes the step moves: weights, KV cache, and the activations read and written
     return {"m": m, "dev": dev, "budget": budget, "ops": ops, "step": step, "peak": peak, "bw": bw,
-            "time": t, "kv_share": kv_read / (w_read + kv_read),
+            "time": t, "kv_share": kv_read / step.bytes_,
             "max_batch": llm.max_batch(m, dev.mem_capacity_bytes, ctx, params["weights"], params["kv"], ACT_DTYPE)}
 
 

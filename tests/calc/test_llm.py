@@ -88,6 +88,10 @@ def test_activations_are_small_in_decode_and_large_in_long_prefill():
     assert llm.activation_bytes(L8, 1) < 1e6
     assert llm.activation_bytes(L8, 8192) > 1e9           # the logits of 8,192 tokens in FP32
     assert llm.activation_bytes(L8, 8192) == 8192 * L8.vocab * 4
+    # logits for the last token only: one layer's tensors are the larger part
+    per_token_layer = 3 * L8.hidden + (L8.heads + 2 * L8.kv_heads) * L8.head_dim + 2 * L8.intermediate
+    assert llm.activation_bytes(L8, 512, logits_tokens=1) == 512 * per_token_layer * 2
+    assert llm.activation_bytes(L8, 512, logits_tokens=512) == llm.activation_bytes(L8, 512)
 
 
 def test_decode_step_intensity_rises_with_batch_then_saturates():

@@ -23,6 +23,11 @@ def test_default_state_fits_and_agrees_with_calc():
     assert out["KV cache per token"] == "128 KiB"
     assert out["Total"] == fmt.bytes_iec(b.total_bytes) and out["Free"] == fmt.bytes_iec(b.free_bytes)
     assert out["Regime"] == "memory-bound"
+    # the KV share is of all the step's bytes (weights, cache and activations), not of weights + cache
+    w_read, kv_read = llm.decode_step_bytes_split(m, 16, 8192)
+    step_bytes = llm.total(llm.decode_step(m, 16, 8192)).bytes_
+    assert step_bytes > w_read + kv_read
+    assert out["KV cache share of the step's bytes"] == fmt.pct(kv_read / step_bytes)
     svg = ET.fromstring(r["svg"])
     assert not [e for e in svg.iter(SVG + "rect") if "wg-blocks" in (e.get("class") or "")]
     assert "Fits:" in "".join(svg.itertext())
