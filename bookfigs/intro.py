@@ -49,8 +49,8 @@ def hierarchy_bars(levels):
                 continue
             v = float(spec.value) * scale
             ax.barh(y, v, color=col, height=0.6)
-            if field == "capacity_bytes":  # on-chip sizes are binary (NVIDIA's "40 MB" L2 is 40 MiB)
-                label = fmt.bytes_iec(v) if v < 1e9 else fmt.bytes_si(v)
+            if field == "capacity_bytes":  # memory sizes are binary ("40 MB" L2 is 40 MiB, "40GB" HBM2 40 GiB)
+                label = fmt.bytes_iec(v)
             else:
                 label = fmt.si(v, "B/s")
             ax.text(v * 1.3, y, label, va="center", fontsize=7)

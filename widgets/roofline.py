@@ -26,10 +26,21 @@ KERNELS = (
     ("gelu", "GELU"),
     ("attention", "Attention: naive vs FlashAttention"),
 )
-# The SRAM size M that sizes FlashAttention's blocks, as the attention chapter takes it: the shared
-# memory an SM of the A100, the machine of Dao et al.'s analysis, can be configured to hold (the
-# paper uses the 192 KiB of L1 and shared memory together; calc.specs has both, with sources).
-SRAM_BYTES = specs.device("a100-sxm-80gb").value("smem_per_sm_bytes")
+# The SRAM size M that sizes FlashAttention's blocks: the shared memory an SM of the device drawn can
+# be configured to hold (calc.specs, with sources). A device with no SMs in calc.specs (a TPU) takes
+# the A100's, as the attention chapter does: the machine of Dao et al.'s analysis (the paper uses the
+# 192 KiB of L1 and shared memory together; calc.specs has both).
+PAPER_SRAM_BYTES = specs.device("a100-sxm-80gb").value("smem_per_sm_bytes")
+
+
+def sram_bytes(dev) -> tuple[int, str]:
+    """(M in bytes, what it is) for FlashAttention's point on ``dev``'s roofline."""
+    name = dev.label.replace("NVIDIA ", "").replace("Google ", "")
+    if dev.has("smem_per_sm_bytes"):
+        m = dev.value("smem_per_sm_bytes")
+        return m, f"{fmt.bytes_iec(m)}: the most shared memory one SM of the {name} can hold"
+    return PAPER_SRAM_BYTES, (f"{fmt.bytes_iec(PAPER_SRAM_BYTES)}: an A100 SM's shared memory, the paper's "
+                              f"machine; calc.specs gives the {name} no SM shared memory")
 
 PARAMS = [
     Param("device", "choice", "Device", "h100-sxm",
@@ -67,8 +78,11 @@ def resolve_peak(dev, dtype: str, sparse: bool):
         f"{'dense ' if sparse else ''}{DTYPE_LABELS.get(fallback, fallback)}.")
 
 
-def kernels(params: dict, dtype: str) -> list[dict]:
-    """The kernels drawn as points: key, label, and calc's cost object (.flops, .bytes_, .intensity)."""
+def kernels(params: dict, dtype: str, sram: float = PAPER_SRAM_BYTES) -> list[dict]:
+    """The kernels drawn as points: key, label, and calc's cost object (.flops, .bytes_, .intensity).
+
+    ``sram`` is FlashAttention's on-chip memory M in bytes (see ``sram_bytes``).
+    """
     n = params["size"]
     elems = n * n                           # the elementwise ops act on the GEMM's M×N output
     seq, d = params["seq"], int(params["head"])
@@ -79,7 +93,7 @@ def kernels(params: dict, dtype: str) -> list[dict]:
         {"key": "layernorm", "label": "layer norm", "cost": intensity.layernorm(n, n, dtype)},
         {"key": "gelu", "label": "GELU", "cost": intensity.gelu(elems, dtype)},
         {"key": "attention", "label": f"naive attn N={fmt.num(seq)}", "cost": attention.naive(seq, d, dtype)},
-        {"key": "flash", "label": "FlashAttention", "cost": attention.flash(seq, d, dtype, SRAM_BYTES)},
+        {"key": "flash", "label": "FlashAttention", "cost": attention.flash(seq, d, dtype, sram)},
     ]
     if params["fused"]:
         unfused, fused = intensity.fused_chain(
@@ -119,7 +133,8 @@ def render(params: dict) -> dict:
         notes.append(note2)
     op = op_unit(dtype)                     # integer formats count OP, not FLOP
 
-    points = kernels(params, dtype)
+    sram, sram_note = sram_bytes(dev)
+    points = kernels(params, dtype, sram)
     sel = selected_key(params)
     chosen = next(p for p in points if p["key"] == sel)
     if sel == "attention":
@@ -279,14 +294,14 @@ def render(params: dict) -> dict:
     ]
     if sel == "attention":
         fc = flash["cost"]
-        readouts.append(["FlashAttention's on-chip memory M",
-                         f"{fmt.bytes_iec(SRAM_BYTES)}: the shared memory of an A100 SM, the paper's machine"])
+        readouts.append(["FlashAttention's on-chip memory M", sram_note])
         readouts.append(["FlashAttention intensity", f"{fmt.num(fc.intensity)} {op}/B"])
         readouts.append(["FlashAttention attainable", fmt.si(roofline.attainable(fc.intensity, peak, bw), f"{op}/s")])
     if other:
         dev2, dtype2, _, peak2, bw2 = other
         # The kernel in the format the other device runs (its bytes per element may differ).
-        cost2 = cost if dtype2 == dtype else next(p for p in kernels(params, dtype2) if p["key"] == sel)["cost"]
+        cost2 = cost if dtype2 == dtype else next(p for p in kernels(params, dtype2, sram_bytes(dev2)[0])
+                                                       if p["key"] == sel)["cost"]
         att2 = roofline.attainable(cost2.intensity, peak2, bw2)
         in_fmt = "" if dtype2 == dtype else f" ({DTYPE_LABELS.get(dtype2, dtype2)})"
         readouts.append([f"Attainable on {short(dev2)}{in_fmt}", fmt.si(att2, op_unit(dtype2) + "/s")])

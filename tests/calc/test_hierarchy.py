@@ -21,9 +21,16 @@ def test_capacity_grows_from_shared_memory_down():
 
 
 def test_the_register_files_hold_more_than_all_shared_memory():
-    # 256 KB vs 164 KB per SM: the largest on-chip store of an A100 is its registers
+    # 256 KB vs 192 KB per SM: the largest on-chip store of an A100 is its registers
     regs, smem = (lv.capacity_bytes.value for lv in hierarchy.a100_table()[:2])
     assert regs > smem
+
+
+def test_shared_memory_and_l1_capacity_is_their_combined_sram():
+    # the level is the SRAM L1 and shared memory share (192 KB per SM), not the largest
+    # shared-memory carveout (164 KB), as chapter 3's table lists them
+    smem = [lv for lv in hierarchy.a100_table() if lv.name == "shared memory / L1"][0]
+    assert smem.capacity_bytes.value == 192 * 1024 * 108
 
 
 def test_every_value_has_a_source():

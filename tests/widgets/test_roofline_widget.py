@@ -46,13 +46,24 @@ def test_softmax_is_memory_bound():
 
 def test_flash_attention_has_higher_intensity_than_naive():
     r = readouts({"kernel": "attention", "seq": 8192, "head": "128"})
-    # M as the attention chapter takes it: the shared memory of an A100 SM (164 KiB, whitepaper).
-    m = specs.device("a100-sxm-80gb").value("smem_per_sm_bytes")
-    assert m == 164 * 1024
+    # M is the shared memory of an SM of the device drawn: the H100's 228 KiB (whitepaper, Table 3).
+    m = specs.device("h100-sxm").value("smem_per_sm_bytes")
+    assert m == 228 * 1024
     naive, flash = attention.naive(8192, 128, "bf16"), attention.flash(8192, 128, "bf16", m)
     assert r["Arithmetic intensity"] == f"{fmt.num(naive.intensity)} FLOP/B"
     assert r["FlashAttention intensity"] == f"{fmt.num(flash.intensity)} FLOP/B"
+    assert r["FlashAttention's on-chip memory M"].startswith("228 KiB")
     assert flash.intensity > naive.intensity
+
+
+def test_flash_attention_uses_the_drawn_devices_shared_memory():
+    for name, kib in (("a100-sxm-80gb", 164), ("l4", 100), ("tpu-v5e", 164)):
+        r = readouts({"device": name, "kernel": "attention", "seq": 4096, "head": "128"})
+        # a TPU has no SMs in calc.specs: it takes the A100's, the paper's machine
+        m = kib * 1024
+        flash = attention.flash(4096, 128, "bf16", m)
+        assert r["FlashAttention intensity"] == f"{fmt.num(flash.intensity)} FLOP/B", name
+        assert r["FlashAttention's on-chip memory M"].startswith(f"{kib} KiB"), name
 
 
 def test_fusion_selects_the_fused_chain():
