@@ -11,7 +11,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 from matplotlib.patches import Rectangle
 
-from calc import cuda, occupancy
+from calc import cuda, fmt, occupancy
 
 COLOURS = ("C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9")
 
@@ -64,9 +64,9 @@ def coalescing_patterns(patterns: list[tuple[str, int, int, int]], span_bytes: i
         shown = [a for a in addrs if a < span_bytes]
         ax.plot([a + elem / 2 for a in shown], [y] * len(shown), "o", color="C0", ms=2.2)
         c = cuda.coalescing(stride, elem, base_addr=base)
-        more = "" if len(shown) == len(addrs) else f"; {len(addrs) - len(shown)} lanes off the right"
-        ax.text(span_bytes + 8, y, f"{c.sectors} sectors, {c.lines} lines\n"
-                f"{c.bytes_moved} B moved for {c.bytes_requested} B{more}", va="center", fontsize=7)
+        more = "" if len(shown) == len(addrs) else f"; {fmt.count(len(addrs) - len(shown), 'lane')} off the right"
+        ax.text(span_bytes + 8, y, f"{fmt.count(c.sectors, 'sector')}, {fmt.count(c.lines, 'line')}\n"
+                f"{fmt.num(c.bytes_moved)} B moved for {fmt.num(c.bytes_requested)} B{more}", va="center", fontsize=7)
     for x in range(0, span_bytes + 1, cuda.LINE_BYTES):
         ax.axvline(x, color="0.3", lw=0.8)
     ax.set_yticks(range(len(patterns)), [p[0] for p in reversed(patterns)], fontsize=8)
