@@ -13,7 +13,7 @@ from calc.dtypes import op_unit
 
 from . import Param
 from ._svg import (SMALL_CHAR_PX, STRONG_CHAR_PX, LabelPlacer, data_set, decade_ticks, esc, line, num, polyline,
-                   svg_root, text)
+                   svg_root, text, text_width)
 
 TITLE = "Roofline"
 DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8")
@@ -120,6 +120,43 @@ def _si_axis(value: float) -> str:
     return fmt.si(value, "", sig=1).strip() if value >= 1000 else fmt.num(value, sig=1)
 
 
+KEY_ROW = 16        # px: the height of the key's own line when it does not fit beside the title
+KEY_SWATCH = 22     # px: the length of the key's sample of each roof's line
+KEY_GAP = 14        # px: between the two entries
+
+
+def key_names(dev) -> list[str]:
+    """The device's name for the key, shortest last: "H100 SXM5 80GB", "TPU v4",
+    "Illustrative laptop CPU" then "Laptop CPU"."""
+    name = dev.label.replace("NVIDIA ", "").replace("Google ", "").split(" (")[0]
+    tight = name.replace("Illustrative ", "").replace("throughput ", "").replace("Jetson ", "")
+    return [name] + ([tight[0].upper() + tight[1:]] if tight != name else [])
+
+
+def _key(dev, dev2, room: float) -> list[tuple[str, str]]:
+    """[(line class, name)] for the device (solid) and the comparison (dashed), the names as long
+    as ``room`` px allows."""
+    names, names2 = key_names(dev), key_names(dev2)
+    for i in range(max(len(names), len(names2))):
+        key = [("wg-c1", names[min(i, len(names) - 1)]), ("wg-c2", names2[min(i, len(names2) - 1)])]
+        if _key_width(key) <= room:
+            break
+    return key
+
+
+def _key_width(key) -> float:
+    return sum(KEY_SWATCH + 5 + SMALL_CHAR_PX * len(name) for _, name in key) + KEY_GAP * (len(key) - 1)
+
+
+def _draw_key(key, x: float, baseline: float) -> list[str]:
+    out = ['<g class="wg-key">']
+    for cls, name in key:
+        out.append(line(x, baseline - 4, x + KEY_SWATCH, baseline - 4, cls))
+        out.append(text(x + KEY_SWATCH + 5, baseline, name, "wg-small"))
+        x += KEY_SWATCH + 5 + SMALL_CHAR_PX * len(name) + KEY_GAP
+    return out + ["</g>"]
+
+
 def render(params: dict) -> dict:
     dev = specs.device(params["device"])
     dtype, sparse, peak, note = resolve_peak(dev, params["dtype"], params["sparse"])
@@ -156,6 +193,15 @@ def render(params: dict) -> dict:
     narrow = W < 480
     H = round(W * (0.78 if narrow else 0.62))
     ml, mr, mt, mb = (46 if narrow else 58), 14, 26, 44
+    y_title = f"Attainable {op}/s"
+    # Two roofs: a key names the device of each (solid, dashed), on the title's line if it fits
+    # there, else on a line of its own above the plot, which gives up that much of the plot's height
+    # (the figure's height depends on its width only).
+    key = _key(dev, other[0], W - mr - 6) if other else None
+    key_w = _key_width(key) if key else 0
+    key_inline = bool(key) and ml + text_width(y_title) + 16 + key_w <= W - mr
+    if key and not key_inline:
+        mt += KEY_ROW
     pw, ph = W - ml - mr, H - mt - mb
     lx0, lx1, ly0, ly1 = math.log10(x_lo), math.log10(x_hi), math.log10(y_lo), math.log10(y_hi)
     X = lambda v: ml + (math.log10(v) - lx0) / (lx1 - lx0) * pw
@@ -181,7 +227,9 @@ def render(params: dict) -> dict:
     body.append(f'<rect x="{num(ml)}" y="{num(mt)}" width="{num(pw)}" height="{num(ph)}" class="wg-axis"/>')
     xlabel = f"Intensity ({op} per byte)" if narrow else f"Arithmetic intensity ({op} per byte moved)"
     body.append(text(ml + pw / 2, H - 6, xlabel, "", "middle"))
-    body.append(text(ml, mt - 9, f"Attainable {op}/s", "", "start"))
+    body.append(text(ml, mt - 9, y_title, "", "start"))
+    if key:
+        body.extend(_draw_key(key, max(6, W - mr - key_w), mt - 9 if key_inline else mt - 9 - KEY_ROW))
 
     placer = LabelPlacer((ml + 2, mt + 2, ml + pw - 2, mt + ph - 2))
 
@@ -255,7 +303,8 @@ def render(params: dict) -> dict:
     for p in labelled:
         if p["key"] == sel:
             label_point(p)
-    for i, (level, *labels) in enumerate(roof_labels):   # the device's own roof always says its peak
+    # The device's own roof says its peak where a spot is left (the key names the devices of two).
+    for i, (level, *labels) in enumerate(roof_labels):
         tries = [(label, False) for label in labels[:1 + narrow]] + [(labels[narrow], i == 0)]
         for label, must in tries:
             spot = placer.place(ml + pw - 4, Y(level), label, fs, must=must)

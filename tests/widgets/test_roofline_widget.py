@@ -142,3 +142,35 @@ def test_a_comparison_device_in_another_format_says_so_and_is_computed_in_it():
     assert got["Attainable on A100 SXM4 80GB (BF16)"] == fmt.si(
         roofline.attainable(bf16.intensity, a100.peak_flops("bf16"), a100.mem_bw), "FLOP/s")
     assert "A100 SXM4 80GB BF16:" in r["svg"]
+
+
+@pytest.mark.parametrize("width", [340, 640])          # the two layout widths the book draws
+def test_two_roofs_are_both_identified_by_the_key(width):
+    """With a comparison device the roof labels often found no spot (at 340 px, most renders labelled
+    at most one roof), leaving nothing to say which roof was which device: a key above the plot
+    names both, solid line for the device, dashed for the comparison, inside the figure and clear
+    of the axis title and of the plot."""
+    from widgets.roofline import key_names
+    for a in specs.DEVICES:
+        for b in specs.DEVICES:
+            if a == b:
+                continue
+            params = {"device": a, "compare": b, "_width": width, "kernel": "attention"}
+            svg = ET.fromstring(widgets.render("roofline", params)["svg"])
+            assert float(svg.get("height")) == round(width * (0.78 if width < 480 else 0.62))
+            [key] = [g for g in svg.iter(SVG + "g") if g.get("class") == "wg-key"]
+            swatches = [e.get("class") for e in key.iter(SVG + "line")]
+            names = [t.text for t in key.iter(SVG + "text")]
+            assert swatches == ["wg-c1", "wg-c2"], params
+            assert names[0] in key_names(specs.device(a)) and names[1] in key_names(specs.device(b)), params
+            assert names[0] != names[1], params
+            frame = next(r for r in svg.iter(SVG + "rect") if r.get("class") == "wg-axis")
+            title = next(t for t in svg.iter(SVG + "text") if (t.text or "").startswith("Attainable "))
+            t_box = (float(title.get("x")), float(title.get("y")) - 12,
+                     float(title.get("x")) + _svg.text_width(title.text), float(title.get("y")) + 3)
+            for t in key.iter(SVG + "text"):
+                x, y = float(t.get("x")), float(t.get("y"))
+                box = (x, y - 11, x + len(t.text) * _svg.SMALL_CHAR_PX, y + 3)
+                assert 0 <= box[0] and box[2] <= width, (params, t.text)
+                assert box[3] <= float(frame.get("y")), (params, t.text)      # above the plot
+                assert not _svg._overlap(box, t_box), (params, t.text)
