@@ -113,6 +113,23 @@ def selected_key(params: dict) -> str:
     return key
 
 
+def flash_note(params: dict, dtype: str, sram: float, op: str) -> str:
+    """Why the arrow from naive attention to FlashAttention points down, when it does: Algorithm 1
+    reads Q and O once per block of K and V, T_c ≈ 4Nd/M times, so it moves fewer bytes than naive
+    attention (about 4N² values) only when M exceeds about 3d² values; "" when it does."""
+    n, d = params["seq"], int(params["head"])
+    naive, flash = attention.naive(n, d, dtype), attention.flash(n, d, dtype, sram)
+    if flash.bytes_ <= naive.bytes_:
+        return ""
+    b = attention.flash_blocks(n, d, sram, dtype)
+    return (f"FlashAttention moves more bytes than naive attention here ({fmt.bytes_si(flash.bytes_)} against "
+            f"{fmt.bytes_si(naive.bytes_)}): at head size d = {d} the on-chip memory M holds "
+            f"{fmt.num(b.m_elements)} {DTYPE_LABELS.get(dtype, dtype)} values, room for only B_c = {fmt.num(b.Bc)} "
+            f"rows of K and V at a time, so Q and O are read, and O written, once for each of T_c = "
+            f"{fmt.num(b.Tc)} blocks. Algorithm 1 saves traffic only when M exceeds about 3d² = "
+            f"{fmt.num(3 * d * d)} values.")
+
+
 # ----------------------------------------------------------------------------- drawing
 
 def _si_axis(value: float) -> str:
@@ -176,6 +193,7 @@ def render(params: dict) -> dict:
     chosen = next(p for p in points if p["key"] == sel)
     if sel == "attention":
         flash = next(p for p in points if p["key"] == "flash")
+    notes.append(flash_note(params, dtype, sram, op))
 
     # Axes: decades wide enough for every point, both ridges and both peaks.
     xs = [p["cost"].intensity for p in points] + [roofline.ridge_point(peak, bw)]

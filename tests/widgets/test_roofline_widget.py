@@ -174,3 +174,28 @@ def test_two_roofs_are_both_identified_by_the_key(width):
                 assert 0 <= box[0] and box[2] <= width, (params, t.text)
                 assert box[3] <= float(frame.get("y")), (params, t.text)      # above the plot
                 assert not _svg._overlap(box, t_box), (params, t.text)
+
+
+@pytest.mark.parametrize("params", [{"kernel": "attention", "head": "256"},
+                                    {"device": "laptop-cpu", "dtype": "fp32", "kernel": "attention"}])
+def test_a_flash_attention_below_naive_attention_is_explained(params):
+    """The arrow from naive attention to FlashAttention implies a gain; where Algorithm 1 moves more
+    bytes (M under about 3d² values: too few rows of K and V per block) a message says so and why."""
+    result = widgets.render("roofline", params)
+    r = dict(result["readouts"])
+    dev = specs.device(params.get("device", "h100-sxm"))
+    dtype, d = params.get("dtype", "bf16"), int(params.get("head", "128"))
+    m = widgets.roofline.sram_bytes(dev)[0]
+    naive, flash = attention.naive(4096, d, dtype), attention.flash(4096, d, dtype, m)
+    assert flash.bytes_ > naive.bytes_
+    blocks = attention.flash_blocks(4096, d, m, dtype)
+    assert blocks.m_elements < 3 * d * d
+    assert (f"FlashAttention moves more bytes than naive attention here ({fmt.bytes_si(flash.bytes_)} against "
+            f"{fmt.bytes_si(naive.bytes_)})") in result["message"]
+    assert f"only B_c = {fmt.num(blocks.Bc)} rows of K and V" in result["message"]
+    assert f"3d² = {fmt.num(3 * d * d)}" in result["message"]
+    assert r["FlashAttention intensity"] == f"{fmt.num(flash.intensity)} FLOP/B"
+
+
+def test_no_flash_attention_message_where_it_saves_traffic():
+    assert widgets.render("roofline", {"kernel": "attention"})["message"] is None
