@@ -300,7 +300,7 @@ def render(params: dict) -> dict:
             + (" wg-ghost" if p.get("ghost") else "")
         r = 6.5 if "wg-sel" in cls else 5
         drawn.append(f'<circle cx="{num(cx)}" cy="{num(cy)}" r="{r}" class="{cls}"{data_set({"kernel": key})}>'
-                     f"<title>{esc(p['label'])}: {esc(fmt.num(i))} FLOP/B</title></circle>")
+                     f"<title>{esc(p['label'])}: {esc(fmt.num(i))} {op}/B</title></circle>")
     by_key = {p["key"]: p for p in points}
     arrows = [("attention", "flash")] + ([("chain", "fused")] if params["fused"] else [])
     for a, b in arrows:

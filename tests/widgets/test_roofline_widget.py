@@ -199,3 +199,13 @@ def test_a_flash_attention_below_naive_attention_is_explained(params):
 
 def test_no_flash_attention_message_where_it_saves_traffic():
     assert widgets.render("roofline", {"kernel": "attention"})["message"] is None
+
+
+def test_point_tooltips_use_the_formats_op_unit():
+    """Each point's tooltip gave "FLOP/B" even in INT8, where the readouts say "OP/B"."""
+    for dtype, unit in (("int8", "OP/B"), ("bf16", "FLOP/B")):
+        svg = ET.fromstring(widgets.render("roofline", {"dtype": dtype})["svg"])
+        tips = [c.find(SVG + "title").text for c in svg.iter(SVG + "circle")]
+        assert tips and all(t.endswith(f" {unit}") for t in tips), (dtype, tips)
+        if dtype == "int8":
+            assert not any("FLOP" in t for t in tips)
