@@ -357,7 +357,7 @@ def render(params: dict) -> dict:
         ["Attainable", fmt.si(att, f"{op}/s")],
         ["Regime", reg],
         ["MFU upper bound (dense peak)", fmt.pct(roofline.mfu(roofline.attainable(cost.intensity, dense, bw), dense))],
-        ["Time lower bound", fmt.si(roofline.time_lower_bound(cost.flops, cost.bytes_, peak, bw), "s")],
+        ["Time lower bound", fmt.duration(roofline.time_lower_bound(cost.flops, cost.bytes_, peak, bw))],
     ]
     if sel == "attention":
         fc = flash["cost"]

@@ -209,3 +209,15 @@ def test_point_tooltips_use_the_formats_op_unit():
         assert tips and all(t.endswith(f" {unit}") for t in tips), (dtype, tips)
         if dtype == "int8":
             assert not any("FLOP" in t for t in tips)
+
+
+def test_long_time_bounds_print_in_a_readable_unit():
+    """The toy device's GEMM took "344 Ms" and an add "10.7 ks"; long times are in hours or years."""
+    toy = specs.device("toy")
+    for kernel, cost in (("gemm", intensity.gemm(4096, 4096, 4096, "fp32")),
+                         ("elementwise", intensity.elementwise(4096 * 4096, "fp32"))):
+        r = readouts({"device": "toy", "dtype": "fp32", "kernel": kernel})
+        t = roofline.time_lower_bound(cost.flops, cost.bytes_, toy.peak_flops("fp32"), toy.mem_bw)
+        assert r["Time lower bound"] == fmt.duration(t), kernel
+        assert r["Time lower bound"].endswith({"gemm": " years", "elementwise": " days"}[kernel])
+    assert readouts({})["Time lower bound"].endswith("s")                  # an H100 GEMM: a prefix of s
