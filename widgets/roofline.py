@@ -13,7 +13,7 @@ from calc.dtypes import op_unit
 
 from . import Param
 from ._svg import (SMALL_CHAR_PX, STRONG_CHAR_PX, LabelPlacer, data_set, decade_ticks, esc, line, num, polyline,
-                   svg_root, text, text_width)
+                   svg_root, text, text_width, label_px)
 
 TITLE = "Roofline"
 DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8")
@@ -162,7 +162,7 @@ def _key(dev, dev2, room: float) -> list[tuple[str, str]]:
 
 
 def _key_width(key) -> float:
-    return sum(KEY_SWATCH + 5 + SMALL_CHAR_PX * len(name) for _, name in key) + KEY_GAP * (len(key) - 1)
+    return sum(KEY_SWATCH + 5 + label_px(name) for _, name in key) + KEY_GAP * (len(key) - 1)
 
 
 def _draw_key(key, x: float, baseline: float) -> list[str]:
@@ -170,7 +170,7 @@ def _draw_key(key, x: float, baseline: float) -> list[str]:
     for cls, name in key:
         out.append(line(x, baseline - 4, x + KEY_SWATCH, baseline - 4, cls))
         out.append(text(x + KEY_SWATCH + 5, baseline, name, "wg-small"))
-        x += KEY_SWATCH + 5 + SMALL_CHAR_PX * len(name) + KEY_GAP
+        x += KEY_SWATCH + 5 + label_px(name) + KEY_GAP
     return out + ["</g>"]
 
 

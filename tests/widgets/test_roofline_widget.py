@@ -170,7 +170,7 @@ def test_two_roofs_are_both_identified_by_the_key(width):
                      float(title.get("x")) + _svg.text_width(title.text), float(title.get("y")) + 3)
             for t in key.iter(SVG + "text"):
                 x, y = float(t.get("x")), float(t.get("y"))
-                box = (x, y - 11, x + len(t.text) * _svg.SMALL_CHAR_PX, y + 3)
+                box = (x, y - 11, x + _svg.label_px(t.text), y + 3)
                 assert 0 <= box[0] and box[2] <= width, (params, t.text)
                 assert box[3] <= float(frame.get("y")), (params, t.text)      # above the plot
                 assert not _svg._overlap(box, t_box), (params, t.text)
