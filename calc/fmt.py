@@ -109,6 +109,26 @@ def si(x: float, unit: str, sig: int = 3) -> str:
     return f"{num(r / scale, sig)} {prefix}{unit}"
 
 
+# Units for long times, each used while the rounded value is under its limit, then the next.
+_DURATIONS = [(60.0, "min", 100), (3600.0, "h", 48), (86400.0, "day", 730), (365.25 * 86400, "year", math.inf)]
+
+
+def duration(seconds: float, sig: int = 3) -> str:
+    """A time: under 1,000 s with an SI prefix, as ``si`` prints it (``duration(0.0123) == '12.3 ms'``);
+    longer, in minutes under 100, hours under 48, days under 730, else years (Julian):
+    ``duration(10_700) == '2.97 h'``, ``duration(1e6) == '11.6 days'``.
+    """
+    _finite(seconds)
+    x = float(seconds)
+    if abs(round_sig(x, sig)) < 1000:
+        return si(x, "s", sig)
+    for scale, unit, limit in _DURATIONS:
+        v = round_sig(x / scale, sig)
+        if abs(v) < limit:
+            return count(v, unit, sig=sig) if unit in ("day", "year") else f"{num(v, sig)} {unit}"
+    raise AssertionError("unreachable: the last unit has no limit")
+
+
 def _bytes(n: float, base: int, names: list[str], sig: int) -> str:
     _finite(n)
     if n < 0:

@@ -13,7 +13,7 @@ from calc.dtypes import op_unit
 
 from . import Param
 from ._svg import (SMALL_CHAR_PX, STRONG_CHAR_PX, LabelPlacer, data_set, decade_ticks, esc, line, num, polyline,
-                   svg_root, text)
+                   svg_root, text, text_width, label_px)
 
 TITLE = "Roofline"
 DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8")
@@ -113,11 +113,65 @@ def selected_key(params: dict) -> str:
     return key
 
 
+def flash_note(params: dict, dtype: str, sram: float, op: str) -> str:
+    """Why the arrow from naive attention to FlashAttention points down, when it does: Algorithm 1
+    reads Q and O once per block of K and V, T_c ≈ 4Nd/M times, so it moves fewer bytes than naive
+    attention (about 4N² values) only when M exceeds about 3d² values; "" when it does."""
+    n, d = params["seq"], int(params["head"])
+    naive, flash = attention.naive(n, d, dtype), attention.flash(n, d, dtype, sram)
+    if flash.bytes_ <= naive.bytes_:
+        return ""
+    b = attention.flash_blocks(n, d, sram, dtype)
+    return (f"FlashAttention moves more bytes than naive attention here ({fmt.bytes_si(flash.bytes_)} against "
+            f"{fmt.bytes_si(naive.bytes_)}): at head size d = {d} the on-chip memory M holds "
+            f"{fmt.num(b.m_elements)} {DTYPE_LABELS.get(dtype, dtype)} values, room for only B_c = {fmt.num(b.Bc)} "
+            f"rows of K and V at a time, so Q and O are read, and O written, once for each of T_c = "
+            f"{fmt.num(b.Tc)} blocks. Algorithm 1 saves traffic only when M exceeds about 3d² = "
+            f"{fmt.num(3 * d * d)} values.")
+
+
 # ----------------------------------------------------------------------------- drawing
 
 def _si_axis(value: float) -> str:
     """Decade tick label: 0.01, 0.1, 1, 10, 100, 1 k, 10 k, ... 1 P."""
     return fmt.si(value, "", sig=1).strip() if value >= 1000 else fmt.num(value, sig=1)
+
+
+KEY_ROW = 16        # px: the height of the key's own line when it does not fit beside the title
+KEY_SWATCH = 22     # px: the length of the key's sample of each roof's line
+KEY_GAP = 14        # px: between the two entries
+
+
+def key_names(dev) -> list[str]:
+    """The device's name for the key, shortest last: "H100 SXM5 80GB", "TPU v4",
+    "Illustrative laptop CPU" then "Laptop CPU"."""
+    name = dev.label.replace("NVIDIA ", "").replace("Google ", "").split(" (")[0]
+    tight = name.replace("Illustrative ", "").replace("throughput ", "").replace("Jetson ", "")
+    return [name] + ([tight[0].upper() + tight[1:]] if tight != name else [])
+
+
+def _key(dev, dev2, room: float) -> list[tuple[str, str]]:
+    """[(line class, name)] for the device (solid) and the comparison (dashed), the names as long
+    as ``room`` px allows."""
+    names, names2 = key_names(dev), key_names(dev2)
+    for i in range(max(len(names), len(names2))):
+        key = [("wg-c1", names[min(i, len(names) - 1)]), ("wg-c2", names2[min(i, len(names2) - 1)])]
+        if _key_width(key) <= room:
+            break
+    return key
+
+
+def _key_width(key) -> float:
+    return sum(KEY_SWATCH + 5 + label_px(name) for _, name in key) + KEY_GAP * (len(key) - 1)
+
+
+def _draw_key(key, x: float, baseline: float) -> list[str]:
+    out = ['<g class="wg-key">']
+    for cls, name in key:
+        out.append(line(x, baseline - 4, x + KEY_SWATCH, baseline - 4, cls))
+        out.append(text(x + KEY_SWATCH + 5, baseline, name, "wg-small"))
+        x += KEY_SWATCH + 5 + label_px(name) + KEY_GAP
+    return out + ["</g>"]
 
 
 def render(params: dict) -> dict:
@@ -139,6 +193,7 @@ def render(params: dict) -> dict:
     chosen = next(p for p in points if p["key"] == sel)
     if sel == "attention":
         flash = next(p for p in points if p["key"] == "flash")
+    notes.append(flash_note(params, dtype, sram, op))
 
     # Axes: decades wide enough for every point, both ridges and both peaks.
     xs = [p["cost"].intensity for p in points] + [roofline.ridge_point(peak, bw)]
@@ -156,6 +211,15 @@ def render(params: dict) -> dict:
     narrow = W < 480
     H = round(W * (0.78 if narrow else 0.62))
     ml, mr, mt, mb = (46 if narrow else 58), 14, 26, 44
+    y_title = f"Attainable {op}/s"
+    # Two roofs: a key names the device of each (solid, dashed), on the title's line if it fits
+    # there, else on a line of its own above the plot, which gives up that much of the plot's height
+    # (the figure's height depends on its width only).
+    key = _key(dev, other[0], W - mr - 6) if other else None
+    key_w = _key_width(key) if key else 0
+    key_inline = bool(key) and ml + text_width(y_title) + 16 + key_w <= W - mr
+    if key and not key_inline:
+        mt += KEY_ROW
     pw, ph = W - ml - mr, H - mt - mb
     lx0, lx1, ly0, ly1 = math.log10(x_lo), math.log10(x_hi), math.log10(y_lo), math.log10(y_hi)
     X = lambda v: ml + (math.log10(v) - lx0) / (lx1 - lx0) * pw
@@ -181,7 +245,9 @@ def render(params: dict) -> dict:
     body.append(f'<rect x="{num(ml)}" y="{num(mt)}" width="{num(pw)}" height="{num(ph)}" class="wg-axis"/>')
     xlabel = f"Intensity ({op} per byte)" if narrow else f"Arithmetic intensity ({op} per byte moved)"
     body.append(text(ml + pw / 2, H - 6, xlabel, "", "middle"))
-    body.append(text(ml, mt - 9, f"Attainable {op}/s", "", "start"))
+    body.append(text(ml, mt - 9, y_title, "", "start"))
+    if key:
+        body.extend(_draw_key(key, max(6, W - mr - key_w), mt - 9 if key_inline else mt - 9 - KEY_ROW))
 
     placer = LabelPlacer((ml + 2, mt + 2, ml + pw - 2, mt + ph - 2))
 
@@ -234,7 +300,7 @@ def render(params: dict) -> dict:
             + (" wg-ghost" if p.get("ghost") else "")
         r = 6.5 if "wg-sel" in cls else 5
         drawn.append(f'<circle cx="{num(cx)}" cy="{num(cy)}" r="{r}" class="{cls}"{data_set({"kernel": key})}>'
-                     f"<title>{esc(p['label'])}: {esc(fmt.num(i))} FLOP/B</title></circle>")
+                     f"<title>{esc(p['label'])}: {esc(fmt.num(i))} {op}/B</title></circle>")
     by_key = {p["key"]: p for p in points}
     arrows = [("attention", "flash")] + ([("chain", "fused")] if params["fused"] else [])
     for a, b in arrows:
@@ -255,7 +321,8 @@ def render(params: dict) -> dict:
     for p in labelled:
         if p["key"] == sel:
             label_point(p)
-    for i, (level, *labels) in enumerate(roof_labels):   # the device's own roof always says its peak
+    # The device's own roof says its peak where a spot is left (the key names the devices of two).
+    for i, (level, *labels) in enumerate(roof_labels):
         tries = [(label, False) for label in labels[:1 + narrow]] + [(labels[narrow], i == 0)]
         for label, must in tries:
             spot = placer.place(ml + pw - 4, Y(level), label, fs, must=must)
@@ -290,7 +357,7 @@ def render(params: dict) -> dict:
         ["Attainable", fmt.si(att, f"{op}/s")],
         ["Regime", reg],
         ["MFU upper bound (dense peak)", fmt.pct(roofline.mfu(roofline.attainable(cost.intensity, dense, bw), dense))],
-        ["Time lower bound", fmt.si(roofline.time_lower_bound(cost.flops, cost.bytes_, peak, bw), "s")],
+        ["Time lower bound", fmt.duration(roofline.time_lower_bound(cost.flops, cost.bytes_, peak, bw))],
     ]
     if sel == "attention":
         fc = flash["cost"]

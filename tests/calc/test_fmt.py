@@ -84,3 +84,13 @@ def test_count_agrees_in_number():
     assert fmt.count(1.0, "FLOP", text="1") == "1 FLOP"
     assert fmt.count(4096, "byte") == "4,096 bytes"
     assert fmt.count(1, "query", "queries") == "1 query" and fmt.count(3, "query", "queries") == "3 queries"
+
+
+def test_long_durations_print_in_minutes_hours_days_and_years():
+    assert fmt.duration(0.0123) == fmt.si(0.0123, "s") == "12.3 ms"
+    assert fmt.duration(999.4) == "999 s"
+    assert fmt.duration(999.96) == "16.7 min"          # rounds to 1.00 ks: past seconds
+    assert fmt.duration(10_700) == "2.97 h"            # "10.7 ks" said nothing to a reader
+    assert fmt.duration(5999) == "1.67 h"              # 99.98 min rounds to 100: hours
+    assert fmt.duration(1e6) == "11.6 days"
+    assert fmt.duration(344e6) == "10.9 years"

@@ -142,3 +142,82 @@ def test_a_comparison_device_in_another_format_says_so_and_is_computed_in_it():
     assert got["Attainable on A100 SXM4 80GB (BF16)"] == fmt.si(
         roofline.attainable(bf16.intensity, a100.peak_flops("bf16"), a100.mem_bw), "FLOP/s")
     assert "A100 SXM4 80GB BF16:" in r["svg"]
+
+
+@pytest.mark.parametrize("width", [340, 640])          # the two layout widths the book draws
+def test_two_roofs_are_both_identified_by_the_key(width):
+    """With a comparison device the roof labels often found no spot (at 340 px, most renders labelled
+    at most one roof), leaving nothing to say which roof was which device: a key above the plot
+    names both, solid line for the device, dashed for the comparison, inside the figure and clear
+    of the axis title and of the plot."""
+    from widgets.roofline import key_names
+    for a in specs.DEVICES:
+        for b in specs.DEVICES:
+            if a == b:
+                continue
+            params = {"device": a, "compare": b, "_width": width, "kernel": "attention"}
+            svg = ET.fromstring(widgets.render("roofline", params)["svg"])
+            assert float(svg.get("height")) == round(width * (0.78 if width < 480 else 0.62))
+            [key] = [g for g in svg.iter(SVG + "g") if g.get("class") == "wg-key"]
+            swatches = [e.get("class") for e in key.iter(SVG + "line")]
+            names = [t.text for t in key.iter(SVG + "text")]
+            assert swatches == ["wg-c1", "wg-c2"], params
+            assert names[0] in key_names(specs.device(a)) and names[1] in key_names(specs.device(b)), params
+            assert names[0] != names[1], params
+            frame = next(r for r in svg.iter(SVG + "rect") if r.get("class") == "wg-axis")
+            title = next(t for t in svg.iter(SVG + "text") if (t.text or "").startswith("Attainable "))
+            t_box = (float(title.get("x")), float(title.get("y")) - 12,
+                     float(title.get("x")) + _svg.text_width(title.text), float(title.get("y")) + 3)
+            for t in key.iter(SVG + "text"):
+                x, y = float(t.get("x")), float(t.get("y"))
+                box = (x, y - 11, x + _svg.label_px(t.text), y + 3)
+                assert 0 <= box[0] and box[2] <= width, (params, t.text)
+                assert box[3] <= float(frame.get("y")), (params, t.text)      # above the plot
+                assert not _svg._overlap(box, t_box), (params, t.text)
+
+
+@pytest.mark.parametrize("params", [{"kernel": "attention", "head": "256"},
+                                    {"device": "laptop-cpu", "dtype": "fp32", "kernel": "attention"}])
+def test_a_flash_attention_below_naive_attention_is_explained(params):
+    """The arrow from naive attention to FlashAttention implies a gain; where Algorithm 1 moves more
+    bytes (M under about 3d² values: too few rows of K and V per block) a message says so and why."""
+    result = widgets.render("roofline", params)
+    r = dict(result["readouts"])
+    dev = specs.device(params.get("device", "h100-sxm"))
+    dtype, d = params.get("dtype", "bf16"), int(params.get("head", "128"))
+    m = widgets.roofline.sram_bytes(dev)[0]
+    naive, flash = attention.naive(4096, d, dtype), attention.flash(4096, d, dtype, m)
+    assert flash.bytes_ > naive.bytes_
+    blocks = attention.flash_blocks(4096, d, m, dtype)
+    assert blocks.m_elements < 3 * d * d
+    assert (f"FlashAttention moves more bytes than naive attention here ({fmt.bytes_si(flash.bytes_)} against "
+            f"{fmt.bytes_si(naive.bytes_)})") in result["message"]
+    assert f"only B_c = {fmt.num(blocks.Bc)} rows of K and V" in result["message"]
+    assert f"3d² = {fmt.num(3 * d * d)}" in result["message"]
+    assert r["FlashAttention intensity"] == f"{fmt.num(flash.intensity)} FLOP/B"
+
+
+def test_no_flash_attention_message_where_it_saves_traffic():
+    assert widgets.render("roofline", {"kernel": "attention"})["message"] is None
+
+
+def test_point_tooltips_use_the_formats_op_unit():
+    """Each point's tooltip gave "FLOP/B" even in INT8, where the readouts say "OP/B"."""
+    for dtype, unit in (("int8", "OP/B"), ("bf16", "FLOP/B")):
+        svg = ET.fromstring(widgets.render("roofline", {"dtype": dtype})["svg"])
+        tips = [c.find(SVG + "title").text for c in svg.iter(SVG + "circle")]
+        assert tips and all(t.endswith(f" {unit}") for t in tips), (dtype, tips)
+        if dtype == "int8":
+            assert not any("FLOP" in t for t in tips)
+
+
+def test_long_time_bounds_print_in_a_readable_unit():
+    """The toy device's GEMM took "344 Ms" and an add "10.7 ks"; long times are in hours or years."""
+    toy = specs.device("toy")
+    for kernel, cost in (("gemm", intensity.gemm(4096, 4096, 4096, "fp32")),
+                         ("elementwise", intensity.elementwise(4096 * 4096, "fp32"))):
+        r = readouts({"device": "toy", "dtype": "fp32", "kernel": kernel})
+        t = roofline.time_lower_bound(cost.flops, cost.bytes_, toy.peak_flops("fp32"), toy.mem_bw)
+        assert r["Time lower bound"] == fmt.duration(t), kernel
+        assert r["Time lower bound"].endswith({"gemm": " years", "elementwise": " days"}[kernel])
+    assert readouts({})["Time lower bound"].endswith("s")                  # an H100 GEMM: a prefix of s
