@@ -87,37 +87,75 @@ def thread_info(params: dict, grid, block) -> dict:
         "linear": cuda.global_linear(block_idx, block, thread_idx, grid),
         "warp": warp, "lane": lane,
     }
-    info["active"], info["output"] = element(params, g, info["linear"])
+    info["active"], info["output"] = element(params, g)
     return info
 
 
-def element(params: dict, g, linear: int):
-    """(does this thread do work?, what it computes) for the chosen kernel."""
+def element(params: dict, g):
+    """(does this thread do work?, what it computes) for the chosen kernel.
+
+    The vector add is the chapter's 1D kernel, i = blockIdx.x · blockDim.x + threadIdx.x:
+    it reads x only, so threads that differ in y or z compute the same element.
+    """
     x, y, z = g
     sx, sy, sz = params["size_x"], params["size_y"], params["size_z"]
     kind = params["kernel"]
     if kind == "vecadd":
         n = sx
-        if linear < n:
-            return True, f"c[{linear:,}] = a[{linear:,}] + b[{linear:,}]"
-        return False, f"nothing: i = {linear:,} ≥ n = {n:,}, the bounds check skips it"
+        if x < n:
+            return True, f"c[{fmt.num(x)}] = a[{fmt.num(x)}] + b[{fmt.num(x)}]"
+        return False, f"nothing: i = {fmt.num(x)} ≥ n = {fmt.num(n)}, the bounds check skips it"
     if kind == "matadd":
         if z == 0 and x < sx and y < sy:
-            return True, f"C[{y:,}][{x:,}] (offset row·width + col = {y * sx + x:,})"
-        why = "z > 0" if z else f"col {x:,} ≥ width {sx:,}" if x >= sx else f"row {y:,} ≥ height {sy:,}"
+            return True, f"C[{fmt.num(y)}][{fmt.num(x)}] (offset row·width + col = {fmt.num(y * sx + x)})"
+        why = ("z > 0" if z else f"col {fmt.num(x)} ≥ width {fmt.num(sx)}" if x >= sx
+               else f"row {fmt.num(y)} ≥ height {fmt.num(sy)}")
         return False, f"nothing: {why}, the bounds check skips it"
     if x < sx and y < sy and z < sz:
-        return True, f"out[{z:,}][{y:,}][{x:,}] (offset {(z * sy + y) * sx + x:,})"
+        return True, f"out[{fmt.num(z)}][{fmt.num(y)}][{fmt.num(x)}] (offset {fmt.num((z * sy + y) * sx + x)})"
     return False, "nothing: outside the volume, the bounds check skips it"
 
 
 def active(params: dict, x: int, y: int, z: int, grid, block) -> bool:
     """Does the thread at global (x, y, z) get a data element?"""
-    linear = 0
-    if params["kernel"] == "vecadd":
-        b, t = split((x, y, z), block)
-        linear = cuda.global_linear(b, block, t, grid)
-    return element(params, (x, y, z), linear)[0]
+    return element(params, (x, y, z))[0]
+
+
+def share(x: float) -> str:
+    """A fraction as a percentage that reads 0% or 100% only when it is exactly that."""
+    sig = 3
+    while True:
+        text = fmt.pct(x, sig)
+        shown = float(text.rstrip("%").replace(",", ""))
+        if not (0 < x < 1 and shown in (0, 100)) or sig >= 15:
+            return text
+        sig += 1
+
+
+AXES = {"vecadd": "x", "matadd": "xy", "scale3d": "xyz"}
+EXTENT = {"x": "width", "y": "height", "z": "depth"}
+
+
+def coverage(params: dict, grid, block) -> dict:
+    """Elements, the elements some thread computes, and the threads that pass the bounds check.
+
+    Counted per axis: a kernel's threads reach min(size, gridDim · blockDim) positions along
+    each axis it indexes, so a launch can have more threads than elements and still miss some.
+    """
+    kind = params["kernel"]
+    reach = {a: getattr(grid, a) * getattr(block, a) for a in "xyz"}
+    size = {a: params["size_" + a] for a in "xyz"}
+    axes = AXES[kind]
+    elements = covered = 1
+    for a in axes:
+        elements *= size[a]
+        covered *= min(size[a], reach[a])
+    threads = reach["x"] * reach["y"] * reach["z"]
+    # vecadd: every row along y and z repeats the x row; matadd: only the z = 0 plane works.
+    working = covered * (reach["y"] * reach["z"] if kind == "vecadd" else 1)
+    short = [a for a in axes if reach[a] < size[a]]
+    return {"elements": elements, "covered": covered, "threads": threads, "working": working,
+            "short": short, "reach": reach, "size": size}
 
 
 # ----------------------------------------------------------------------------- 2D view
@@ -370,7 +408,7 @@ def _view_3d(params, grid, block, info, x0, y0, w, h, fs):
 # ----------------------------------------------------------------------------- render
 
 def _dim(d) -> str:
-    return f"({d.x:,}, {d.y:,}, {d.z:,})"
+    return f"({fmt.num(d.x)}, {fmt.num(d.y)}, {fmt.num(d.z)})"
 
 
 def render(params: dict) -> dict:
@@ -413,29 +451,42 @@ def render(params: dict) -> dict:
         H = round(bottom + 8)
 
     bi, ti, g = info["block_idx"], info["thread_idx"], info["global"]
-    threads = grid.x * grid.y * grid.z * block.x * block.y * block.z
-    elements = params["size_x"] if params["kernel"] == "vecadd" else \
-        params["size_x"] * params["size_y"] * (params["size_z"] if params["kernel"] == "scale3d" else 1)
+    cov = coverage(params, grid, block)
+    threads, elements, covered, working = cov["threads"], cov["elements"], cov["covered"], cov["working"]
+    idle = 1 - working / threads
     readouts = [
         ["blockIdx", _dim(bi)],
         ["threadIdx", _dim(ti)],
-        ["Global index (x, y, z)", f"({g[0]:,}, {g[1]:,}, {g[2]:,})"],
-        ["Linear index", f"{info['linear']:,}"],
-        ["Thread in block", f"{info['tid']:,}"],
-        ["Warp, lane", f"warp {info['warp']:,}, lane {info['lane']}"],
+        ["Global index (x, y, z)", _dim(cuda.Dim3(*g))],
+        ["Linear index", fmt.num(info["linear"])],
+        ["Thread in block", fmt.num(info["tid"])],
+        ["Warp, lane", f"warp {fmt.num(info['warp'])}, lane {info['lane']}"],
         ["Computes", info["output"]],
-        ["Threads launched", f"{threads:,} for {elements:,} elements"
-         + (f" ({fmt.pct(1 - elements / threads)} idle)" if threads > elements else "")],
+        ["Threads launched", f"{fmt.num(threads)} for {fmt.count(elements, 'element')}"
+         + (f" ({share(idle)} idle)" if idle > 0 else "")],
     ]
     messages = []
     if (params["sel_x"], params["sel_y"], params["sel_z"]) != g:
-        messages.append(f"The selected thread was outside the launch; showing thread {g} instead.")
-    if elements > threads:
-        messages.append(f"Too few threads: {threads:,} threads for {elements:,} elements leaves work undone.")
+        messages.append(f"The selected thread was outside the launch; showing thread {_dim(cuda.Dim3(*g))} instead.")
+    if covered < elements:
+        axes = "; ".join(f"along {a}, gridDim.{a} × blockDim.{a} = {fmt.count(cov['reach'][a], 'thread')} for "
+                         + (f"n = {fmt.num(cov['size'][a])}" if params["kernel"] == "vecadd"
+                            else f"a {EXTENT[a]} of {fmt.num(cov['size'][a])}")
+                         for a in cov["short"])
+        missed = elements - covered
+        messages.append(f"Too few threads {axes}: {fmt.num(missed)} of the {fmt.count(elements, 'element')} "
+                        f"{'is' if missed == 1 else 'are'} never computed.")
+    if params["kernel"] == "vecadd" and threads > cov["reach"]["x"]:
+        rows = threads // cov["reach"]["x"]
+        messages.append(f"The vector add indexes with x only (i = blockIdx.x · blockDim.x + threadIdx.x): "
+                        f"the {fmt.num(rows)} rows of threads along y and z all compute the same "
+                        + (f"elements c[0] to c[{fmt.num(covered - 1)}]" if covered > 1 else "element c[0]")
+                        + "; a 1D launch (gridDim.y = gridDim.z = blockDim.y = "
+                        "blockDim.z = 1) computes each once.")
     message = " ".join(messages) or None
     title = f"CUDA launch: grid {_dim(grid)} of blocks {_dim(block)}"
-    desc = (f"Thread {_dim(ti)} of block {_dim(bi)} has global index ({g[0]}, {g[1]}, {g[2]}), "
-            f"linear index {info['linear']}, warp {info['warp']}, and computes {info['output']}.")
+    desc = (f"Thread {_dim(ti)} of block {_dim(bi)} has global index {_dim(cuda.Dim3(*g))}, "
+            f"linear index {fmt.num(info['linear'])}, warp {fmt.num(info['warp'])}, and computes {info['output']}.")
     return {"svg": svg_root(W, H, "wg-blockgrid", title, desc, body, extra), "readouts": readouts, "message": message}
 
 

@@ -71,3 +71,31 @@ def test_a_block_taller_than_the_panel_shows_the_rows_around_the_selected_thread
     assert 'class="wg-tsel"' in svg                   # the selected thread is drawn, not cut off
     top = widgets.render("blockgrid", {"grid_x": 1, "block_x": 1, "block_y": 1024, "sel_x": 0, "sel_y": 3})["svg"]
     assert "first 64 rows" in top and 'class="wg-tsel"' in top
+
+
+def test_coverage_is_counted_per_axis():
+    # 3 × 3 blocks of 16 × 4 reach columns 0–47 only: 576 threads > 100 elements, yet 52 are never computed
+    result = render(size_x=100, size_y=1)
+    r = dict(result["readouts"])
+    assert r["Threads launched"] == "576 for 100 elements (91.7% idle)"
+    assert "along x" in result["message"] and "52 of the 100 elements are never computed" in result["message"]
+    assert render()["message"] is None              # the chapter's 40 × 10 launch covers its matrix
+    m = render(kernel="scale3d", size_y=100, size_z=3)["message"]
+    assert "along y" in m and "along z" in m and "along x" not in m
+
+
+def test_vector_add_is_the_chapters_1d_kernel():
+    # i = blockIdx.x · blockDim.x + threadIdx.x: thread (19, 5, 0) of a 2D launch computes c[19]
+    result = render(kernel="vecadd", sel_x=19, sel_y=5, size_x=40)
+    assert dict(result["readouts"])["Computes"] == "c[19] = a[19] + b[19]"
+    assert "same elements c[0] to c[39]" in result["message"]
+    one_d = render(kernel="vecadd", grid_x=4, grid_y=1, block_x=32, block_y=1, size_x=100, sel_y=0)
+    assert one_d["message"] is None
+
+
+def test_idle_share_never_rounds_to_100_or_0_percent():
+    from widgets.blockgrid import share
+    assert share(1 - 1 / 36864) != "100%" and share(1 - 1 / 36864).startswith("99.99")
+    assert share(1e-9) != "0%" and share(1.0) == "100%"
+    r = dict(render(kernel="vecadd", grid_x=2147483647, block_x=1024, grid_y=1, block_y=1, size_x=1)["readouts"])
+    assert "(100% idle)" not in r["Threads launched"]
