@@ -417,7 +417,7 @@ def render(params: dict) -> dict:
     fs = 12
     problem = check_launch(grid, block)
     if problem:
-        lines = wrap_px(problem, W, 7.5)
+        lines = wrap_px(problem, W - 32, 7.5)
         body = [text(16, 30, "This launch is illegal:", "wg-strong")]
         body += text_lines(16, 52, lines, "wg-small", 16)
         y = 52 + 16 * len(lines) + 10

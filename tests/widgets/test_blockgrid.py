@@ -99,3 +99,13 @@ def test_idle_share_never_rounds_to_100_or_0_percent():
     assert share(1e-9) != "0%" and share(1.0) == "100%"
     r = dict(render(kernel="vecadd", grid_x=2147483647, block_x=1024, grid_y=1, block_y=1, size_x=1)["readouts"])
     assert "(100% idle)" not in r["Threads launched"]
+
+
+def test_illegal_launch_names_the_device_by_its_label_and_formats_numbers():
+    from calc import specs
+    m = render(block_z=128)["message"]
+    assert specs.device("h100-sxm").label in m and "h100-sxm" not in m
+    m = render(block_x=33, block_y=32)["message"]
+    assert "1,056 threads per block" in m
+    m = render(sel_x=100_000, sel_y=10_000, grid_x=1000, block_x=32)["message"]
+    assert "showing thread (31,999, 11, 0)" in m
