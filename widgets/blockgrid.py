@@ -160,6 +160,16 @@ def coverage(params: dict, grid, block) -> dict:
 
 # ----------------------------------------------------------------------------- 2D view
 
+def _title(make, sel, last, width):
+    """A wg-strong title wrapped to ``width``, and the lines to reserve for it.
+
+    ``make(index)`` builds the title for a block index; ``last`` is the launch's largest, whose
+    numbers print longest, so the reserved height depends on the launch, not on the selection.
+    """
+    lines = wrap_px(make(sel), width, STRONG_CHAR_PX)
+    return lines, max(len(lines), len(wrap_px(make(last), width, STRONG_CHAR_PX)))
+
+
 def _window(sel: int, count: int, cap: int) -> range:
     """At most ``cap`` indices of ``count``, keeping ``sel`` inside."""
     if count <= cap:
@@ -193,9 +203,10 @@ def _grid_panel_2d(params, grid, block, info, x0, y0, w, h, fs):
     """Blocks of the selected z-slice; each block shows its threads when they fit."""
     bi = info["block_idx"]
     cols, rows = _window(bi.x, grid.x, GRID_CAP_2D), _window(bi.y, grid.y, GRID_CAP_2D)
-    body = [text(x0, y0 + fs, f"Grid: gridDim = ({grid.x:,}, {grid.y:,}, {grid.z:,})"
-                 + (f", slice blockIdx.z = {bi.z:,}" if grid.z > 1 else ""), "wg-strong")]
-    top = y0 + fs + 8
+    title, n_title = _title(lambda z: f"Grid: gridDim = {_dim(grid)}"
+                            + (f", slice blockIdx.z = {fmt.num(z)}" if grid.z > 1 else ""), bi.z, grid.z - 1, w)
+    body = text_lines(x0, y0 + fs, title, "wg-strong", 16)
+    top = y0 + fs + 8 + 16 * (n_title - 1)
     gap = 4
     cell = min((w - gap * (len(cols) - 1)) / (len(cols) * block.x),
                (h - (top - y0) - 18 - gap * (len(rows) - 1)) / (len(rows) * block.y))
@@ -242,9 +253,10 @@ def _block_panel_2d(params, grid, block, info, x0, y0, w, fs):
     srow = ti.y * lines_per_y + ti.x // per_row
     first = min(max(0, srow - n_rows // 2), total_rows - n_rows)
     cell = max(3.0, min(22.0, (w - 30) / per_row, 360 / n_rows))
-    label = f"Block ({bi.x:,}, {bi.y:,}, {bi.z:,}): blockDim = ({block.x}, {block.y}, {block.z})"
-    body = [text(x0, y0 + fs, label, "wg-strong")]
-    top = y0 + fs + 8
+    title, n_title = _title(lambda b: f"Block {_dim(b)}: blockDim = {_dim(block)}", bi,
+                            cuda.Dim3(grid.x - 1, grid.y - 1, grid.z - 1), w)
+    body = text_lines(x0, y0 + fs, title, "wg-strong", 16)
+    top = y0 + fs + 8 + 16 * (n_title - 1)
     left = x0 + 28
     clickable = block.x * block.y <= CLICK_CAP
 
@@ -363,8 +375,10 @@ def _view_3d(params, grid, block, info, x0, y0, w, h, fs):
                 target = {"sel_x": bx * block.x + ti.x, "sel_y": by * block.y + ti.y, "sel_z": bz * block.z + ti.z}
                 cells.append(((bx - xs[0], by - ys[0], bz - zs[0]), "wg-face" + (" wg-sel" if sel else ""), data_set(target)))
     polys = _boxes_3d(project, cells, (1, 1, 1), 0.8)
-    to_screen, _ = _fit([p for box in polys for face in box[1] for p in face[0]], gx, gy + fs + 10, gw, gh - fs - 30)
-    body.append(text(gx, gy + fs, f"Grid ({grid.x:,}, {grid.y:,}, {grid.z:,}) of blocks", "wg-strong"))
+    gtitle = wrap_px(f"Grid {_dim(grid)} of blocks", gw, STRONG_CHAR_PX)
+    gtop = fs + 10 + 16 * (len(gtitle) - 1)
+    to_screen, _ = _fit([p for box in polys for face in box[1] for p in face[0]], gx, gy + gtop, gw, gh - gtop - 20)
+    body += text_lines(gx, gy + fs, gtitle, "wg-strong", 16)
     for _, faces, extra in polys:
         body.append(f"<g{extra}>" + "".join(polygon([to_screen(p) for p in pts], cls) for pts, cls in faces) + "</g>")
     # The selected block's threads as a lattice of dots.
@@ -384,9 +398,10 @@ def _view_3d(params, grid, block, info, x0, y0, w, h, fs):
                    or len(lz) < block.z else "", kw)
     controls = wrap_px("drag or use the arrow keys to turn", kw)
     hint = note + controls
-    title = wrap_px(f"Block ({bi.x:,}, {bi.y:,}, {bi.z:,}): {block.x}×{block.y}×{block.z} threads", kw, STRONG_CHAR_PX)
+    title, n_title = _title(lambda b: f"Block {_dim(b)}: {fmt.num(block.x)}×{fmt.num(block.y)}×{fmt.num(block.z)} threads",
+                            bi, cuda.Dim3(grid.x - 1, grid.y - 1, grid.z - 1), kw)
     body += text_lines(kx, ky + fs, title, "wg-strong", 16)
-    top = ky + fs + 18 + 16 * (len(title) - 1)
+    top = ky + fs + 18 + 16 * (n_title - 1)
     to_screen, s = _fit([d[1] for d in dots], kx + 10, top, kw - 20, ky + kh - 12 - 14 * len(hint) - top)
     r = max(2.5, min(9.0, s * 0.3)) if len(dots) > 1 else 9.0
     for _, p, cls, sel, g in dots:

@@ -109,3 +109,29 @@ def test_illegal_launch_names_the_device_by_its_label_and_formats_numbers():
     assert "1,056 threads per block" in m
     m = render(sel_x=100_000, sel_y=10_000, grid_x=1000, block_x=32)["message"]
     assert "showing thread (31,999, 11, 0)" in m
+
+
+def _strong_lines(svg):
+    import re
+    return [(float(x), t) for x, t in re.findall(r'<text x="([\d.]+)" y="[\d.]+" class="wg-strong"[^>]*>([^<]*)</text>', svg)]
+
+
+def _height(svg):
+    return float(ET.fromstring(svg).get("height"))
+
+
+def test_panel_titles_fit_their_panels_and_the_height_ignores_the_selection():
+    from widgets._svg import STRONG_CHAR_PX
+    launches = [dict(grid_z=2), dict(grid_x=65536, grid_z=3, block_x=1, block_y=1024),
+                dict(grid_x=2147483647, grid_y=65535, grid_z=65535, block_x=1024, block_y=1)]
+    for width in (640, 340):
+        for view in ("2d", "3d"):
+            mid = width * (0.46 if view == "2d" else 0.5) if width >= 520 else width
+            for launch in launches:
+                p = dict(launch, view=view, _width=width)
+                first = render(**p, sel_x=0, sel_y=0, sel_z=0)["svg"]
+                last = render(**p, sel_x=10**13, sel_y=10**6, sel_z=10**6)["svg"]
+                assert _height(first) == _height(last), (width, view, launch)
+                for x, line in _strong_lines(first) + _strong_lines(last):
+                    right = mid - 8 if x < mid else width - 8
+                    assert x + len(line) * STRONG_CHAR_PX * 0.9 <= right, (width, view, line)
