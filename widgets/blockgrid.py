@@ -11,7 +11,7 @@ import math
 from calc import cuda, fmt, specs
 
 from . import Param
-from ._svg import STRONG_CHAR_PX, data_set, num, polygon, svg_root, text, text_lines, wrap_px
+from ._svg import SMALL_CHAR_PX, STRONG_CHAR_PX, data_set, num, polygon, svg_root, text, text_lines, wrap_px
 
 TITLE = "CUDA block grid"
 DEVICE = "h100-sxm"              # launch limits are checked against this GPU
@@ -229,8 +229,9 @@ def _grid_panel_2d(params, grid, block, info, x0, y0, w, h, fs):
             body.append(f'<rect x="{num(left)}" y="{num(up)}" width="{num(bw)}" height="{num(bh)}"'
                         f' class="wg-box{" wg-sel" if is_sel else ""}{" wg-hollow" if cell >= 3 else ""}"'
                         f'{data_set(target)}><title>block ({bx}, {by}, {bi.z})</title></rect>')
-            if cell < 3 and bw > 34 and bh + gap >= LABEL_PITCH:   # room for a label, clear of the next row's
-                body.append(text(left + bw / 2, up + bh / 2 + 4, f"{bx},{by}", "wg-small", "middle"))
+            label = f"{bx},{by}"
+            if cell < 3 and bw > len(label) * SMALL_CHAR_PX + 4 and bh + gap >= LABEL_PITCH:   # room for a label,
+                body.append(text(left + bw / 2, up + bh / 2 + 4, label, "wg-small", "middle"))  # clear of the next row's
     note = []
     if len(cols) < grid.x:
         note.append(f"blocks x {cols[0]:,}–{cols[-1]:,} of {grid.x:,}")

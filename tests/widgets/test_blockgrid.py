@@ -135,3 +135,10 @@ def test_panel_titles_fit_their_panels_and_the_height_ignores_the_selection():
                 for x, line in _strong_lines(first) + _strong_lines(last):
                     right = mid - 8 if x < mid else width - 8
                     assert x + len(line) * STRONG_CHAR_PX * 0.9 <= right, (width, view, line)
+
+
+def test_block_labels_fit_their_boxes():
+    from widgets._svg import SMALL_CHAR_PX
+    svg = render(grid_z=2, grid_x=65536, block_x=1, block_y=1024, sel_x=65535, _width=340)["svg"]
+    assert "65535,0" not in svg                        # 7 characters do not fit a 36 px box
+    assert ">1,1<" in render(block_x=32, block_y=32, grid_x=4, grid_y=4)["svg"]   # short ones still do
