@@ -206,21 +206,21 @@ def validate_launch(grid: DimLike, block: DimLike, device, shared_bytes: int = 0
                 raise ValueError(f"{what}.{name} must be a positive integer, got {x!r}")
     for name, x, mx in zip("xyz", b, lim.max_block_dim):
         if x > mx:
-            raise ValueError(f"blockDim.{name} = {x} exceeds the limit of {mx} on {dev.name}")
+            raise ValueError(f"blockDim.{name} = {x:,} exceeds the limit of {mx:,} on the {dev.label}")
     if b.count > lim.max_threads_per_block:
         raise ValueError(
-            f"{b.count} threads per block ({b.x}×{b.y}×{b.z}) exceeds the limit of "
-            f"{lim.max_threads_per_block} threads per block"
+            f"{b.count:,} threads per block ({b.x:,}×{b.y:,}×{b.z:,}) exceeds the limit of "
+            f"{lim.max_threads_per_block:,} threads per block"
         )
     for name, x, mx in zip("xyz", g, lim.max_grid_dim):
         if x > mx:
-            raise ValueError(f"gridDim.{name} = {x:,} exceeds the limit of {mx:,} on {dev.name}")
+            raise ValueError(f"gridDim.{name} = {x:,} exceeds the limit of {mx:,} on the {dev.label}")
     if shared_bytes < 0:
         raise ValueError(f"shared memory cannot be negative, got {shared_bytes}")
     if shared_bytes > lim.smem_per_block_optin_bytes:
         raise ValueError(
             f"{shared_bytes:,} bytes of shared memory per block exceeds the maximum of "
-            f"{lim.smem_per_block_optin_bytes:,} bytes on {dev.name} (compute capability {lim.cc})"
+            f"{lim.smem_per_block_optin_bytes:,} bytes on the {dev.label} (compute capability {lim.cc})"
         )
     if regs_per_thread is not None:
         check_block_registers(b.count, regs_per_thread, lim)

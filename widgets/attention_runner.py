@@ -72,6 +72,13 @@ def _heat_class(v: float, scale: float) -> str:
     return f"wg-h{'n' if level < 0 else ''}{abs(level)}"
 
 
+def flash_block(params) -> tuple[int, str]:
+    """FlashAttention's block of P as held, "Br×Bc", and a note when N is smaller than the block asked for."""
+    n, br, bc = params["n"], params["block_rows"], params["block_cols"]
+    shape = f"{min(br, n)}×{min(bc, n)}"
+    return shape, (f" (Br×Bc = {br}×{bc}, cut to N = {n})" if max(br, bc) > n else "")
+
+
 def _grid_lines(x0, y0, cell, rows, cols, step_r, step_c, cls):
     """Lines every ``step_r`` rows and ``step_c`` columns (block or tile boundaries)."""
     d = "".join(f"M{num(x0)} {num(y0 + r * cell)}h{num(cols * cell)}" for r in range(step_r, rows, step_r))
@@ -94,7 +101,7 @@ def _p_panel(params, P, x0, y0, size):
     body.append(f'<rect x="{num(x0)}" y="{num(y0)}" width="{num(size)}" height="{num(size)}" class="wg-axis"/>')
     if flash:
         body.append(_grid_lines(x0, y0, cell, n, n, params["block_rows"], params["block_cols"], "wg-blocks"))
-        note = f"Never stored: {params['block_rows']}×{params['block_cols']} blocks, one at a time."
+        note = f"Never stored: {flash_block(params)[0]} blocks, one at a time."
     elif params["kernel"] == "tiled":
         body.append(_grid_lines(x0, y0, cell, n, n, params["tile"], params["tile"], "wg-blocks"))
         note = f"{n}×{n}, in memory; S = QKᵀ in {params['tile']}×{params['tile']} tiles."
@@ -165,7 +172,7 @@ def render(params: dict) -> dict:
         H = top + max(under_p, n * cell + 10)
     agrees = chk.ok(TOLERANCE)
     kernel_label = dict(KERNEL_LABELS)[params["kernel"]]
-    stored = {"flash": f"m and ℓ ({2 * n} numbers) and one {params['block_rows']}×{params['block_cols']} block",
+    stored = {"flash": f"m and ℓ ({2 * n} numbers) and one {flash_block(params)[0]} block{flash_block(params)[1]}",
               "tiled": f"S and P ({2 * n * n} numbers) plus two {params['tile']}×{params['tile']} tiles"}.get(
         params["kernel"], f"S and P ({2 * n * n} numbers)")
     readouts = [

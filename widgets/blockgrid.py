@@ -11,7 +11,7 @@ import math
 from calc import cuda, fmt, specs
 
 from . import Param
-from ._svg import STRONG_CHAR_PX, data_set, num, polygon, svg_root, text, text_lines, wrap_px
+from ._svg import SMALL_CHAR_PX, STRONG_CHAR_PX, data_set, num, polygon, svg_root, text, text_lines, wrap_px
 
 TITLE = "CUDA block grid"
 DEVICE = "h100-sxm"              # launch limits are checked against this GPU
@@ -87,40 +87,88 @@ def thread_info(params: dict, grid, block) -> dict:
         "linear": cuda.global_linear(block_idx, block, thread_idx, grid),
         "warp": warp, "lane": lane,
     }
-    info["active"], info["output"] = element(params, g, info["linear"])
+    info["active"], info["output"] = element(params, g)
     return info
 
 
-def element(params: dict, g, linear: int):
-    """(does this thread do work?, what it computes) for the chosen kernel."""
+def element(params: dict, g):
+    """(does this thread do work?, what it computes) for the chosen kernel.
+
+    The vector add is the chapter's 1D kernel, i = blockIdx.x · blockDim.x + threadIdx.x:
+    it reads x only, so threads that differ in y or z compute the same element.
+    """
     x, y, z = g
     sx, sy, sz = params["size_x"], params["size_y"], params["size_z"]
     kind = params["kernel"]
     if kind == "vecadd":
         n = sx
-        if linear < n:
-            return True, f"c[{linear:,}] = a[{linear:,}] + b[{linear:,}]"
-        return False, f"nothing: i = {linear:,} ≥ n = {n:,}, the bounds check skips it"
+        if x < n:
+            return True, f"c[{fmt.num(x)}] = a[{fmt.num(x)}] + b[{fmt.num(x)}]"
+        return False, f"nothing: i = {fmt.num(x)} ≥ n = {fmt.num(n)}, the bounds check skips it"
     if kind == "matadd":
         if z == 0 and x < sx and y < sy:
-            return True, f"C[{y:,}][{x:,}] (offset row·width + col = {y * sx + x:,})"
-        why = "z > 0" if z else f"col {x:,} ≥ width {sx:,}" if x >= sx else f"row {y:,} ≥ height {sy:,}"
+            return True, f"C[{fmt.num(y)}][{fmt.num(x)}] (offset row·width + col = {fmt.num(y * sx + x)})"
+        why = ("z > 0" if z else f"col {fmt.num(x)} ≥ width {fmt.num(sx)}" if x >= sx
+               else f"row {fmt.num(y)} ≥ height {fmt.num(sy)}")
         return False, f"nothing: {why}, the bounds check skips it"
     if x < sx and y < sy and z < sz:
-        return True, f"out[{z:,}][{y:,}][{x:,}] (offset {(z * sy + y) * sx + x:,})"
+        return True, f"out[{fmt.num(z)}][{fmt.num(y)}][{fmt.num(x)}] (offset {fmt.num((z * sy + y) * sx + x)})"
     return False, "nothing: outside the volume, the bounds check skips it"
 
 
 def active(params: dict, x: int, y: int, z: int, grid, block) -> bool:
     """Does the thread at global (x, y, z) get a data element?"""
-    linear = 0
-    if params["kernel"] == "vecadd":
-        b, t = split((x, y, z), block)
-        linear = cuda.global_linear(b, block, t, grid)
-    return element(params, (x, y, z), linear)[0]
+    return element(params, (x, y, z))[0]
+
+
+def share(x: float) -> str:
+    """A fraction as a percentage that reads 0% or 100% only when it is exactly that."""
+    sig = 3
+    while True:
+        text = fmt.pct(x, sig)
+        shown = float(text.rstrip("%").replace(",", ""))
+        if not (0 < x < 1 and shown in (0, 100)) or sig >= 15:
+            return text
+        sig += 1
+
+
+AXES = {"vecadd": "x", "matadd": "xy", "scale3d": "xyz"}
+EXTENT = {"x": "width", "y": "height", "z": "depth"}
+
+
+def coverage(params: dict, grid, block) -> dict:
+    """Elements, the elements some thread computes, and the threads that pass the bounds check.
+
+    Counted per axis: a kernel's threads reach min(size, gridDim · blockDim) positions along
+    each axis it indexes, so a launch can have more threads than elements and still miss some.
+    """
+    kind = params["kernel"]
+    reach = {a: getattr(grid, a) * getattr(block, a) for a in "xyz"}
+    size = {a: params["size_" + a] for a in "xyz"}
+    axes = AXES[kind]
+    elements = covered = 1
+    for a in axes:
+        elements *= size[a]
+        covered *= min(size[a], reach[a])
+    threads = reach["x"] * reach["y"] * reach["z"]
+    # vecadd: every row along y and z repeats the x row; matadd: only the z = 0 plane works.
+    working = covered * (reach["y"] * reach["z"] if kind == "vecadd" else 1)
+    short = [a for a in axes if reach[a] < size[a]]
+    return {"elements": elements, "covered": covered, "threads": threads, "working": working,
+            "short": short, "reach": reach, "size": size}
 
 
 # ----------------------------------------------------------------------------- 2D view
+
+def _title(make, sel, last, width):
+    """A wg-strong title wrapped to ``width``, and the lines to reserve for it.
+
+    ``make(index)`` builds the title for a block index; ``last`` is the launch's largest, whose
+    numbers print longest, so the reserved height depends on the launch, not on the selection.
+    """
+    lines = wrap_px(make(sel), width, STRONG_CHAR_PX)
+    return lines, max(len(lines), len(wrap_px(make(last), width, STRONG_CHAR_PX)))
+
 
 def _window(sel: int, count: int, cap: int) -> range:
     """At most ``cap`` indices of ``count``, keeping ``sel`` inside."""
@@ -155,9 +203,10 @@ def _grid_panel_2d(params, grid, block, info, x0, y0, w, h, fs):
     """Blocks of the selected z-slice; each block shows its threads when they fit."""
     bi = info["block_idx"]
     cols, rows = _window(bi.x, grid.x, GRID_CAP_2D), _window(bi.y, grid.y, GRID_CAP_2D)
-    body = [text(x0, y0 + fs, f"Grid: gridDim = ({grid.x:,}, {grid.y:,}, {grid.z:,})"
-                 + (f", slice blockIdx.z = {bi.z:,}" if grid.z > 1 else ""), "wg-strong")]
-    top = y0 + fs + 8
+    title, n_title = _title(lambda z: f"Grid: gridDim = {_dim(grid)}"
+                            + (f", slice blockIdx.z = {fmt.num(z)}" if grid.z > 1 else ""), bi.z, grid.z - 1, w)
+    body = text_lines(x0, y0 + fs, title, "wg-strong", 16)
+    top = y0 + fs + 8 + 16 * (n_title - 1)
     gap = 4
     cell = min((w - gap * (len(cols) - 1)) / (len(cols) * block.x),
                (h - (top - y0) - 18 - gap * (len(rows) - 1)) / (len(rows) * block.y))
@@ -180,8 +229,9 @@ def _grid_panel_2d(params, grid, block, info, x0, y0, w, h, fs):
             body.append(f'<rect x="{num(left)}" y="{num(up)}" width="{num(bw)}" height="{num(bh)}"'
                         f' class="wg-box{" wg-sel" if is_sel else ""}{" wg-hollow" if cell >= 3 else ""}"'
                         f'{data_set(target)}><title>block ({bx}, {by}, {bi.z})</title></rect>')
-            if cell < 3 and bw > 34 and bh + gap >= LABEL_PITCH:   # room for a label, clear of the next row's
-                body.append(text(left + bw / 2, up + bh / 2 + 4, f"{bx},{by}", "wg-small", "middle"))
+            label = f"{bx},{by}"
+            if cell < 3 and bw > len(label) * SMALL_CHAR_PX + 4 and bh + gap >= LABEL_PITCH:   # room for a label,
+                body.append(text(left + bw / 2, up + bh / 2 + 4, label, "wg-small", "middle"))  # clear of the next row's
     note = []
     if len(cols) < grid.x:
         note.append(f"blocks x {cols[0]:,}–{cols[-1]:,} of {grid.x:,}")
@@ -204,9 +254,10 @@ def _block_panel_2d(params, grid, block, info, x0, y0, w, fs):
     srow = ti.y * lines_per_y + ti.x // per_row
     first = min(max(0, srow - n_rows // 2), total_rows - n_rows)
     cell = max(3.0, min(22.0, (w - 30) / per_row, 360 / n_rows))
-    label = f"Block ({bi.x:,}, {bi.y:,}, {bi.z:,}): blockDim = ({block.x}, {block.y}, {block.z})"
-    body = [text(x0, y0 + fs, label, "wg-strong")]
-    top = y0 + fs + 8
+    title, n_title = _title(lambda b: f"Block {_dim(b)}: blockDim = {_dim(block)}", bi,
+                            cuda.Dim3(grid.x - 1, grid.y - 1, grid.z - 1), w)
+    body = text_lines(x0, y0 + fs, title, "wg-strong", 16)
+    top = y0 + fs + 8 + 16 * (n_title - 1)
     left = x0 + 28
     clickable = block.x * block.y <= CLICK_CAP
 
@@ -325,8 +376,10 @@ def _view_3d(params, grid, block, info, x0, y0, w, h, fs):
                 target = {"sel_x": bx * block.x + ti.x, "sel_y": by * block.y + ti.y, "sel_z": bz * block.z + ti.z}
                 cells.append(((bx - xs[0], by - ys[0], bz - zs[0]), "wg-face" + (" wg-sel" if sel else ""), data_set(target)))
     polys = _boxes_3d(project, cells, (1, 1, 1), 0.8)
-    to_screen, _ = _fit([p for box in polys for face in box[1] for p in face[0]], gx, gy + fs + 10, gw, gh - fs - 30)
-    body.append(text(gx, gy + fs, f"Grid ({grid.x:,}, {grid.y:,}, {grid.z:,}) of blocks", "wg-strong"))
+    gtitle = wrap_px(f"Grid {_dim(grid)} of blocks", gw, STRONG_CHAR_PX)
+    gtop = fs + 10 + 16 * (len(gtitle) - 1)
+    to_screen, _ = _fit([p for box in polys for face in box[1] for p in face[0]], gx, gy + gtop, gw, gh - gtop - 20)
+    body += text_lines(gx, gy + fs, gtitle, "wg-strong", 16)
     for _, faces, extra in polys:
         body.append(f"<g{extra}>" + "".join(polygon([to_screen(p) for p in pts], cls) for pts, cls in faces) + "</g>")
     # The selected block's threads as a lattice of dots.
@@ -346,9 +399,10 @@ def _view_3d(params, grid, block, info, x0, y0, w, h, fs):
                    or len(lz) < block.z else "", kw)
     controls = wrap_px("drag or use the arrow keys to turn", kw)
     hint = note + controls
-    title = wrap_px(f"Block ({bi.x:,}, {bi.y:,}, {bi.z:,}): {block.x}×{block.y}×{block.z} threads", kw, STRONG_CHAR_PX)
+    title, n_title = _title(lambda b: f"Block {_dim(b)}: {fmt.num(block.x)}×{fmt.num(block.y)}×{fmt.num(block.z)} threads",
+                            bi, cuda.Dim3(grid.x - 1, grid.y - 1, grid.z - 1), kw)
     body += text_lines(kx, ky + fs, title, "wg-strong", 16)
-    top = ky + fs + 18 + 16 * (len(title) - 1)
+    top = ky + fs + 18 + 16 * (n_title - 1)
     to_screen, s = _fit([d[1] for d in dots], kx + 10, top, kw - 20, ky + kh - 12 - 14 * len(hint) - top)
     r = max(2.5, min(9.0, s * 0.3)) if len(dots) > 1 else 9.0
     for _, p, cls, sel, g in dots:
@@ -370,7 +424,7 @@ def _view_3d(params, grid, block, info, x0, y0, w, h, fs):
 # ----------------------------------------------------------------------------- render
 
 def _dim(d) -> str:
-    return f"({d.x:,}, {d.y:,}, {d.z:,})"
+    return f"({fmt.num(d.x)}, {fmt.num(d.y)}, {fmt.num(d.z)})"
 
 
 def render(params: dict) -> dict:
@@ -379,7 +433,7 @@ def render(params: dict) -> dict:
     fs = 12
     problem = check_launch(grid, block)
     if problem:
-        lines = wrap_px(problem, W, 7.5)
+        lines = wrap_px(problem, W - 32, 7.5)
         body = [text(16, 30, "This launch is illegal:", "wg-strong")]
         body += text_lines(16, 52, lines, "wg-small", 16)
         y = 52 + 16 * len(lines) + 10
@@ -413,29 +467,42 @@ def render(params: dict) -> dict:
         H = round(bottom + 8)
 
     bi, ti, g = info["block_idx"], info["thread_idx"], info["global"]
-    threads = grid.x * grid.y * grid.z * block.x * block.y * block.z
-    elements = params["size_x"] if params["kernel"] == "vecadd" else \
-        params["size_x"] * params["size_y"] * (params["size_z"] if params["kernel"] == "scale3d" else 1)
+    cov = coverage(params, grid, block)
+    threads, elements, covered, working = cov["threads"], cov["elements"], cov["covered"], cov["working"]
+    idle = 1 - working / threads
     readouts = [
         ["blockIdx", _dim(bi)],
         ["threadIdx", _dim(ti)],
-        ["Global index (x, y, z)", f"({g[0]:,}, {g[1]:,}, {g[2]:,})"],
-        ["Linear index", f"{info['linear']:,}"],
-        ["Thread in block", f"{info['tid']:,}"],
-        ["Warp, lane", f"warp {info['warp']:,}, lane {info['lane']}"],
+        ["Global index (x, y, z)", _dim(cuda.Dim3(*g))],
+        ["Linear index", fmt.num(info["linear"])],
+        ["Thread in block", fmt.num(info["tid"])],
+        ["Warp, lane", f"warp {fmt.num(info['warp'])}, lane {info['lane']}"],
         ["Computes", info["output"]],
-        ["Threads launched", f"{threads:,} for {elements:,} elements"
-         + (f" ({fmt.pct(1 - elements / threads)} idle)" if threads > elements else "")],
+        ["Threads launched", f"{fmt.num(threads)} for {fmt.count(elements, 'element')}"
+         + (f" ({share(idle)} idle)" if idle > 0 else "")],
     ]
     messages = []
     if (params["sel_x"], params["sel_y"], params["sel_z"]) != g:
-        messages.append(f"The selected thread was outside the launch; showing thread {g} instead.")
-    if elements > threads:
-        messages.append(f"Too few threads: {threads:,} threads for {elements:,} elements leaves work undone.")
+        messages.append(f"The selected thread was outside the launch; showing thread {_dim(cuda.Dim3(*g))} instead.")
+    if covered < elements:
+        axes = "; ".join(f"along {a}, gridDim.{a} × blockDim.{a} = {fmt.count(cov['reach'][a], 'thread')} for "
+                         + (f"n = {fmt.num(cov['size'][a])}" if params["kernel"] == "vecadd"
+                            else f"a {EXTENT[a]} of {fmt.num(cov['size'][a])}")
+                         for a in cov["short"])
+        missed = elements - covered
+        messages.append(f"Too few threads {axes}: {fmt.num(missed)} of the {fmt.count(elements, 'element')} "
+                        f"{'is' if missed == 1 else 'are'} never computed.")
+    if params["kernel"] == "vecadd" and threads > cov["reach"]["x"]:
+        rows = threads // cov["reach"]["x"]
+        messages.append(f"The vector add indexes with x only (i = blockIdx.x · blockDim.x + threadIdx.x): "
+                        f"the {fmt.num(rows)} rows of threads along y and z all compute the same "
+                        + (f"elements c[0] to c[{fmt.num(covered - 1)}]" if covered > 1 else "element c[0]")
+                        + "; a 1D launch (gridDim.y = gridDim.z = blockDim.y = "
+                        "blockDim.z = 1) computes each once.")
     message = " ".join(messages) or None
     title = f"CUDA launch: grid {_dim(grid)} of blocks {_dim(block)}"
-    desc = (f"Thread {_dim(ti)} of block {_dim(bi)} has global index ({g[0]}, {g[1]}, {g[2]}), "
-            f"linear index {info['linear']}, warp {info['warp']}, and computes {info['output']}.")
+    desc = (f"Thread {_dim(ti)} of block {_dim(bi)} has global index {_dim(cuda.Dim3(*g))}, "
+            f"linear index {fmt.num(info['linear'])}, warp {fmt.num(info['warp'])}, and computes {info['output']}.")
     return {"svg": svg_root(W, H, "wg-blockgrid", title, desc, body, extra), "readouts": readouts, "message": message}
 
 

@@ -212,8 +212,8 @@ def render(params: dict) -> dict:
     kv_tok = llm.model_kv_bytes_per_token(m, params["kv"])
     ctx = params["context"]
     readouts = [
-        ["Model", f"{m.label}: {m.layers} layers, {m.heads} query heads, {m.kv_heads} KV heads "
-                  f"({m.attention_kind}), head size {m.head_dim}"],
+        ["Model", f"{m.label}: {fmt.count(m.layers, 'layer')}, {fmt.count(m.heads, 'query head')}, "
+                  f"{fmt.count(m.kv_heads, 'KV head')} ({m.attention_kind}), head size {fmt.num(m.head_dim)}"],
         ["KV cache per token", fmt.bytes_iec(kv_tok)],
         ["KV cache per sequence", fmt.bytes_iec(kv_tok * ctx)],
         ["Weights", fmt.bytes_iec(b.weights_bytes)],
@@ -230,17 +230,18 @@ def render(params: dict) -> dict:
     if b.fits:
         readouts += [["Step time lower bound", fmt.si(n["time"], "s")],
                      ["Tokens per second, upper bound", fmt.num(params["batch"] / n["time"])]]
-    message = None
+    messages = []
     if not b.fits:
-        message = (f"Out of memory: {m.label} with these settings needs {fmt.bytes_iec(b.total_bytes)}, "
-                   f"the {_short(dev)} has {fmt.bytes_iec(b.capacity_bytes)}. "
-                   + ("The weights alone do not fit: store them in fewer bits or use a larger device."
-                      if b.weights_bytes > b.capacity_bytes else
-                      f"Lower the batch (at most {fmt.num(n['max_batch'])} fit) or the context, or store the "
-                      "KV cache in fewer bits."))
-    elif ctx > m.context_tokens:
-        message = (f"{fmt.num(ctx)} tokens is longer than {m.label}'s {fmt.num(m.context_tokens)}-token context; "
-                   "the memory arithmetic holds for a long-context variant of the same shape.")
+        messages.append(f"Out of memory: {m.label} with these settings needs {fmt.bytes_iec(b.total_bytes)}, "
+                        f"the {_short(dev)} has {fmt.bytes_iec(b.capacity_bytes)}. "
+                        + ("The weights alone do not fit: store them in fewer bits or use a larger device."
+                           if b.weights_bytes > b.capacity_bytes else
+                           f"Lower the batch (at most {fmt.num(n['max_batch'])} fit) or the context, or store the "
+                           "KV cache in fewer bits."))
+    if ctx > m.context_tokens:
+        messages.append(f"{fmt.num(ctx)} tokens is longer than {m.label}'s {fmt.num(m.context_tokens)}-token "
+                        "context; the memory arithmetic holds for a long-context variant of the same shape.")
+    message = " ".join(messages) or None
     title = f"Memory budget of {m.label} on the {dev.label}"
     desc = (f"Stacked bar: weights {fmt.bytes_iec(b.weights_bytes)}, KV cache {fmt.bytes_iec(b.kv_cache_bytes)}, "
             f"activations {fmt.bytes_iec(b.activations_bytes)} against {fmt.bytes_iec(b.capacity_bytes)}: "

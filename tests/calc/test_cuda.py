@@ -68,9 +68,9 @@ def test_valid_launch_passes():
 
 
 @pytest.mark.parametrize("grid,block,kw,match", [
-    (1, 1025, {}, "blockDim.x = 1025 exceeds the limit of 1024"),
+    (1, 1025, {}, "blockDim.x = 1,025 exceeds the limit of 1,024 on the NVIDIA A100"),
     (1, (1, 1, 65), {}, "blockDim.z = 65 exceeds the limit of 64"),
-    (1, (32, 32, 2), {}, "2048 threads per block"),
+    (1, (32, 32, 2), {}, "2,048 threads per block"),
     ((1, 65536), 32, {}, "gridDim.y = 65,536 exceeds the limit of 65,535"),
     (2**31, 32, {}, "gridDim.x = 2,147,483,648 exceeds"),
     (1, 0, {}, "blockDim.x must be a positive integer"),

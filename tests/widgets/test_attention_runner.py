@@ -60,3 +60,12 @@ def test_fits_its_width_at_the_largest_size(width):
     for el in svg.iter():
         if el.get("x") is not None:
             assert float(el.get("x")) < width, el.attrib
+
+
+def test_flash_says_the_block_it_holds_when_n_is_smaller_than_the_block():
+    r = render(kernel="flash", n=5, block_rows=8, block_cols=8)
+    held = dict(r["readouts"])["Held besides Q, K, V, O"]
+    assert "one 5×5 block" in held and "8×8 block" not in held
+    assert "Never stored: 5×5 blocks" in r["svg"]
+    assert "one 2×3 block" == dict(render(kernel="flash", n=6, block_rows=2, block_cols=3)["readouts"])[
+        "Held besides Q, K, V, O"][-len("one 2×3 block"):]

@@ -71,3 +71,74 @@ def test_a_block_taller_than_the_panel_shows_the_rows_around_the_selected_thread
     assert 'class="wg-tsel"' in svg                   # the selected thread is drawn, not cut off
     top = widgets.render("blockgrid", {"grid_x": 1, "block_x": 1, "block_y": 1024, "sel_x": 0, "sel_y": 3})["svg"]
     assert "first 64 rows" in top and 'class="wg-tsel"' in top
+
+
+def test_coverage_is_counted_per_axis():
+    # 3 × 3 blocks of 16 × 4 reach columns 0–47 only: 576 threads > 100 elements, yet 52 are never computed
+    result = render(size_x=100, size_y=1)
+    r = dict(result["readouts"])
+    assert r["Threads launched"] == "576 for 100 elements (91.7% idle)"
+    assert "along x" in result["message"] and "52 of the 100 elements are never computed" in result["message"]
+    assert render()["message"] is None              # the chapter's 40 × 10 launch covers its matrix
+    m = render(kernel="scale3d", size_y=100, size_z=3)["message"]
+    assert "along y" in m and "along z" in m and "along x" not in m
+
+
+def test_vector_add_is_the_chapters_1d_kernel():
+    # i = blockIdx.x · blockDim.x + threadIdx.x: thread (19, 5, 0) of a 2D launch computes c[19]
+    result = render(kernel="vecadd", sel_x=19, sel_y=5, size_x=40)
+    assert dict(result["readouts"])["Computes"] == "c[19] = a[19] + b[19]"
+    assert "same elements c[0] to c[39]" in result["message"]
+    one_d = render(kernel="vecadd", grid_x=4, grid_y=1, block_x=32, block_y=1, size_x=100, sel_y=0)
+    assert one_d["message"] is None
+
+
+def test_idle_share_never_rounds_to_100_or_0_percent():
+    from widgets.blockgrid import share
+    assert share(1 - 1 / 36864) != "100%" and share(1 - 1 / 36864).startswith("99.99")
+    assert share(1e-9) != "0%" and share(1.0) == "100%"
+    r = dict(render(kernel="vecadd", grid_x=2147483647, block_x=1024, grid_y=1, block_y=1, size_x=1)["readouts"])
+    assert "(100% idle)" not in r["Threads launched"]
+
+
+def test_illegal_launch_names_the_device_by_its_label_and_formats_numbers():
+    from calc import specs
+    m = render(block_z=128)["message"]
+    assert specs.device("h100-sxm").label in m and "h100-sxm" not in m
+    m = render(block_x=33, block_y=32)["message"]
+    assert "1,056 threads per block" in m
+    m = render(sel_x=100_000, sel_y=10_000, grid_x=1000, block_x=32)["message"]
+    assert "showing thread (31,999, 11, 0)" in m
+
+
+def _strong_lines(svg):
+    import re
+    return [(float(x), t) for x, t in re.findall(r'<text x="([\d.]+)" y="[\d.]+" class="wg-strong"[^>]*>([^<]*)</text>', svg)]
+
+
+def _height(svg):
+    return float(ET.fromstring(svg).get("height"))
+
+
+def test_panel_titles_fit_their_panels_and_the_height_ignores_the_selection():
+    from widgets._svg import STRONG_CHAR_PX
+    launches = [dict(grid_z=2), dict(grid_x=65536, grid_z=3, block_x=1, block_y=1024),
+                dict(grid_x=2147483647, grid_y=65535, grid_z=65535, block_x=1024, block_y=1)]
+    for width in (640, 340):
+        for view in ("2d", "3d"):
+            mid = width * (0.46 if view == "2d" else 0.5) if width >= 520 else width
+            for launch in launches:
+                p = dict(launch, view=view, _width=width)
+                first = render(**p, sel_x=0, sel_y=0, sel_z=0)["svg"]
+                last = render(**p, sel_x=10**13, sel_y=10**6, sel_z=10**6)["svg"]
+                assert _height(first) == _height(last), (width, view, launch)
+                for x, line in _strong_lines(first) + _strong_lines(last):
+                    right = mid - 8 if x < mid else width - 8
+                    assert x + len(line) * STRONG_CHAR_PX * 0.9 <= right, (width, view, line)
+
+
+def test_block_labels_fit_their_boxes():
+    from widgets._svg import SMALL_CHAR_PX
+    svg = render(grid_z=2, grid_x=65536, block_x=1, block_y=1024, sel_x=65535, _width=340)["svg"]
+    assert "65535,0" not in svg                        # 7 characters do not fit a 36 px box
+    assert ">1,1<" in render(block_x=32, block_y=32, grid_x=4, grid_y=4)["svg"]   # short ones still do

@@ -88,3 +88,13 @@ def test_print_frames_reach_the_pdf(tmp_path):
     assert result["frame_labels"][0] == "As set" and "does not fit" in result["frame_labels"][1]
     assert len(result["frames"]) == 2 and all(f.startswith("<?xml") for f in result["frames"])
     assert dict(result["readouts"])["Free"] == "49.0 GiB"          # the readouts of the state as set
+
+
+def test_one_kv_head_is_singular():
+    model = _readouts(widgets.render("memory-budget", {"attention": "mqa"}))["Model"]
+    assert "1 KV head (MQA)" in model and "1 KV heads" not in model
+
+
+def test_out_of_memory_and_too_long_a_context_are_both_said():
+    r = widgets.render("memory-budget", {"context": 131072, "batch": 64})
+    assert "Out of memory" in r["message"] and "8,192-token context" in r["message"]
