@@ -25,14 +25,13 @@ static HTML; ``bundle.py`` ships the code to the browser.
 """
 from __future__ import annotations
 
-import html
 import importlib
 import json
 import math
 import re
 from dataclasses import dataclass, replace
 
-from ._svg import esc
+from ._svg import esc, unesc
 
 NAMES = ("roofline", "blockgrid", "attention-runner", "steps", "memory-budget")
 TYPES = ("int", "float", "choice", "bool")
@@ -220,7 +219,7 @@ def summary(module, params: dict, result: dict) -> str:
     if own:
         return own(params, dict(result["readouts"]))
     desc = result["svg"].partition("<desc>")[2].partition("</desc>")[0]
-    return html.unescape(desc)
+    return unesc(desc)        # esc's inverse: the html module would load its entities at start-up
 
 
 def render_json(name: str, raw_json: str) -> str:

@@ -45,6 +45,16 @@ def esc(text) -> str:
     return str(text).translate(_ESCAPES)
 
 
+def unesc(text: str) -> str:
+    """The text ``esc`` escaped (``&amp;`` last, so that an escaped "&amp;lt;" stays "&lt;")."""
+    for char, entity in _ESCAPES_BACK:
+        text = text.replace(entity, char)
+    return text
+
+
+_ESCAPES_BACK = [(chr(c), e) for c, e in _ESCAPES.items() if c != ord("&")] + [("&", "&amp;")]
+
+
 def num(x: float) -> str:
     """Coordinates with at most one decimal, no trailing zeros."""
     text = f"{x:.1f}"

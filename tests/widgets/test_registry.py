@@ -90,3 +90,20 @@ def test_every_label_stays_inside_the_figure(name, width):
             x = float(el.get("x"))
             lo, hi = {"start": (x, x + w), "end": (x - w, x), "middle": (x - w / 2, x + w / 2)}[el.get("text-anchor", "start")]
             assert -2 <= lo and hi <= view_w + 2, (name, case, width, content)
+
+
+def test_the_browser_runtime_imports_no_html_module():
+    """A cold page waits for ``import widgets`` (and every widget's first render); the ``html``
+    module would load its 100 kB entity table for one unescape. Summaries from a figure's <desc>
+    still read as text."""
+    import subprocess
+    import sys
+    code = ("import sys, widgets\n"
+            "for n in widgets.NAMES: widgets.render(n, {})\n"
+            "print(sorted(m for m in sys.modules if m == 'html' or m.startswith('html.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=str(__import__("pathlib").Path(widgets.__file__).parents[1])).stdout
+    assert out.strip() == "[]"
+    from widgets._svg import esc, unesc
+    for text in ("a & b < c > d \"q\" 'x'", "&lt; as written", "&amp;lt;"):
+        assert unesc(esc(text)) == text
