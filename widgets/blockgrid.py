@@ -7,6 +7,7 @@ a 3D view (isometric, rotated by ``yaw``/``pitch``, by slider, arrow keys or dra
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 from calc import cuda, fmt, specs
 
@@ -121,15 +122,15 @@ def active(params: dict, x: int, y: int, z: int, grid, block) -> bool:
     return element(params, (x, y, z))[0]
 
 
-def share(x: float) -> str:
-    """A fraction as a percentage that reads 0% or 100% only when it is exactly that."""
-    sig = 3
-    while True:
+def idle_text(idle: int, threads: int) -> str:
+    """The idle threads of a launch as a share that reads 0% or 100% only when it is exactly that
+    (with up to six significant figures, "99.9997%"); beyond that, as a count ("all but 40")."""
+    x = Fraction(idle, threads)
+    for sig in range(3, 7):
         text = fmt.pct(x, sig)
-        shown = float(text.rstrip("%").replace(",", ""))
-        if not (0 < x < 1 and shown in (0, 100)) or sig >= 15:
-            return text
-        sig += 1
+        if not (0 < x < 1 and float(text.rstrip("%").replace(",", "")) in (0, 100)):
+            return f"{text} idle"
+    return f"all but {fmt.num(threads - idle)} idle" if x > Fraction(1, 2) else f"{fmt.num(idle)} idle"
 
 
 AXES = {"vecadd": "x", "matadd": "xy", "scale3d": "xyz"}
@@ -469,7 +470,7 @@ def render(params: dict) -> dict:
     bi, ti, g = info["block_idx"], info["thread_idx"], info["global"]
     cov = coverage(params, grid, block)
     threads, elements, covered, working = cov["threads"], cov["elements"], cov["covered"], cov["working"]
-    idle = 1 - working / threads
+    idle = threads - working                        # integers: a share of 10^20 threads is not a float's
     readouts = [
         ["blockIdx", _dim(bi)],
         ["threadIdx", _dim(ti)],
@@ -479,7 +480,7 @@ def render(params: dict) -> dict:
         ["Warp, lane", f"warp {fmt.num(info['warp'])}, lane {info['lane']}"],
         ["Computes", info["output"]],
         ["Threads launched", f"{fmt.num(threads)} for {fmt.count(elements, 'element')}"
-         + (f" ({share(idle)} idle)" if idle > 0 else "")],
+         + (f" ({idle_text(idle, threads)})" if idle > 0 else "")],
     ]
     messages = []
     if (params["sel_x"], params["sel_y"], params["sel_z"]) != g:

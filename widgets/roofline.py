@@ -122,12 +122,23 @@ def flash_note(params: dict, dtype: str, sram: float, op: str) -> str:
     if flash.bytes_ <= naive.bytes_:
         return ""
     b = attention.flash_blocks(n, d, sram, dtype)
-    return (f"FlashAttention moves more bytes than naive attention here ({fmt.bytes_si(flash.bytes_)} against "
-            f"{fmt.bytes_si(naive.bytes_)}): at head size d = {d} the on-chip memory M holds "
-            f"{fmt.num(b.m_elements)} {DTYPE_LABELS.get(dtype, dtype)} values, room for only B_c = {fmt.num(b.Bc)} "
-            f"rows of K and V at a time, so Q and O are read, and O written, once for each of T_c = "
-            f"{fmt.num(b.Tc)} blocks. Algorithm 1 saves traffic only when M exceeds about 3d² = "
-            f"{fmt.num(3 * d * d)} values.")
+    head = (f"FlashAttention moves more bytes than naive attention here ({fmt.bytes_si(flash.bytes_)} against "
+            f"{fmt.bytes_si(naive.bytes_)}): ")
+    passes = lambda few: (f"Q and O are read, and O written, once for each of T_c = {fmt.num(b.Tc)} blocks of "
+                          f"{few}B_c = {fmt.num(b.Bc)} rows of K and V")
+    if b.m_elements < 3 * d * d:
+        return (head + f"at head size d = {d} the on-chip memory M holds {fmt.num(b.m_elements)} "
+                f"{DTYPE_LABELS.get(dtype, dtype)} values, so {passes('only ')}. For long sequences Algorithm 1 saves "
+                f"traffic only when M exceeds about 3d² = {fmt.num(3 * d * d)} values.")
+    # M is large enough for long sequences; at this N the N·d traffic of those passes still
+    # outweighs the N² values of S and P that naive attention moves.
+    longest = next(p for p in PARAMS if p.name == "seq").max
+    saves = next((m for m in (2 ** k for k in range(n.bit_length(), longest.bit_length()))
+                  if attention.flash(m, d, dtype, sram).bytes_ < attention.naive(m, d, dtype).bytes_), None)
+    where = (f"From N = {fmt.num(saves)} it moves fewer" if saves else
+             f"It moves fewer only beyond this widget's N = {fmt.num(longest)}")
+    return (head + f"at N = {fmt.num(n)} the matrices S and P that it avoids are small, while {passes('')}. "
+            f"{where} (M = {fmt.num(b.m_elements)} values exceeds 3d² = {fmt.num(3 * d * d)}).")
 
 
 # ----------------------------------------------------------------------------- drawing

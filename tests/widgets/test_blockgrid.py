@@ -94,9 +94,16 @@ def test_vector_add_is_the_chapters_1d_kernel():
 
 
 def test_idle_share_never_rounds_to_100_or_0_percent():
-    from widgets.blockgrid import share
-    assert share(1 - 1 / 36864) != "100%" and share(1 - 1 / 36864).startswith("99.99")
-    assert share(1e-9) != "0%" and share(1.0) == "100%"
+    from widgets.blockgrid import idle_text
+    assert idle_text(36863, 36864).startswith("99.99") and idle_text(36863, 36864) != "100% idle"
+    assert idle_text(1, 10**9) != "0% idle" and idle_text(36864, 36864) == "100% idle"
+    # 40 working threads of 1.5 × 10^20: a float's 1 - 40 / threads is exactly 1.0
+    threads = 2147483647 * 65535 * 65535 * 16
+    assert idle_text(threads - 40, threads) == "all but 40 idle"
+    r = dict(widgets.render("blockgrid", {"kernel": "matadd", "grid_x": 2147483647, "grid_y": 65535, "grid_z": 65535,
+                                          "block_x": 2, "block_y": 4, "block_z": 2, "size_x": 40, "size_y": 1,
+                                          "sel_x": 0, "sel_y": 0, "sel_z": 0})["readouts"])
+    assert r["Threads launched"].endswith("(all but 40 idle)")
     r = dict(render(kernel="vecadd", grid_x=2147483647, block_x=1024, grid_y=1, block_y=1, size_x=1)["readouts"])
     assert "(100% idle)" not in r["Threads launched"]
 

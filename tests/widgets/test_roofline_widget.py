@@ -197,6 +197,21 @@ def test_a_flash_attention_below_naive_attention_is_explained(params):
     assert r["FlashAttention intensity"] == f"{fmt.num(flash.intensity)} FLOP/B"
 
 
+def test_a_short_sequence_where_flash_attention_moves_more_is_explained_by_its_length():
+    """M above 3d² values (the long-sequence condition) and still more bytes than naive attention:
+    at N = 128 the passes over Q and O outweigh the small S and P; the message says so, and from
+    which power of two on Algorithm 1 moves fewer (it does, and not at the one before)."""
+    params = {"device": "h100-sxm", "dtype": "fp32", "kernel": "attention", "seq": 128, "head": "128"}
+    m = widgets.roofline.sram_bytes(specs.device("h100-sxm"))[0]
+    assert attention.flash_blocks(128, 128, m, "fp32").m_elements >= 3 * 128 * 128
+    message = widgets.render("roofline", params)["message"]
+    assert "at N = 128 the matrices S and P that it avoids are small" in message
+    assert "only when M exceeds" not in message
+    saves = int(message.split("From N = ")[1].split(" ")[0].replace(",", ""))
+    fewer = lambda n: attention.flash(n, 128, "fp32", m).bytes_ < attention.naive(n, 128, "fp32").bytes_
+    assert fewer(saves) and not fewer(saves // 2)
+
+
 def test_no_flash_attention_message_where_it_saves_traffic():
     assert widgets.render("roofline", {"kernel": "attention"})["message"] is None
 
