@@ -72,7 +72,7 @@ def _heat_class(v: float, scale: float) -> str:
     return f"wg-h{'n' if level < 0 else ''}{abs(level)}"
 
 
-def flash_block(params) -> tuple[int, str]:
+def flash_block(params) -> tuple[str, str]:
     """FlashAttention's block of P as held, "Br×Bc", and a note when N is smaller than the block asked for."""
     n, br, bc = params["n"], params["block_rows"], params["block_cols"]
     shape = f"{min(br, n)}×{min(bc, n)}"
@@ -172,7 +172,8 @@ def render(params: dict) -> dict:
         H = top + max(under_p, n * cell + 10)
     agrees = chk.ok(TOLERANCE)
     kernel_label = dict(KERNEL_LABELS)[params["kernel"]]
-    stored = {"flash": f"m and ℓ ({2 * n} numbers) and one {flash_block(params)[0]} block{flash_block(params)[1]}",
+    block, cut = flash_block(params)
+    stored = {"flash": f"m and ℓ ({2 * n} numbers) and one {block} block{cut}",
               "tiled": f"S and P ({2 * n * n} numbers) plus two {params['tile']}×{params['tile']} tiles"}.get(
         params["kernel"], f"S and P ({2 * n * n} numbers)")
     readouts = [

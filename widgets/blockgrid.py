@@ -468,13 +468,14 @@ def render(params: dict) -> dict:
         H = round(bottom + 8)
 
     bi, ti, g = info["block_idx"], info["thread_idx"], info["global"]
+    g_dim = _dim(cuda.Dim3(*g))
     cov = coverage(params, grid, block)
     threads, elements, covered, working = cov["threads"], cov["elements"], cov["covered"], cov["working"]
     idle = threads - working                        # integers: a share of 10^20 threads is not a float's
     readouts = [
         ["blockIdx", _dim(bi)],
         ["threadIdx", _dim(ti)],
-        ["Global index (x, y, z)", _dim(cuda.Dim3(*g))],
+        ["Global index (x, y, z)", g_dim],
         ["Linear index", fmt.num(info["linear"])],
         ["Thread in block", fmt.num(info["tid"])],
         ["Warp, lane", f"warp {fmt.num(info['warp'])}, lane {info['lane']}"],
@@ -484,7 +485,7 @@ def render(params: dict) -> dict:
     ]
     messages = []
     if (params["sel_x"], params["sel_y"], params["sel_z"]) != g:
-        messages.append(f"The selected thread was outside the launch; showing thread {_dim(cuda.Dim3(*g))} instead.")
+        messages.append(f"The selected thread was outside the launch; showing thread {g_dim} instead.")
     if covered < elements:
         axes = "; ".join(f"along {a}, gridDim.{a} × blockDim.{a} = {fmt.count(cov['reach'][a], 'thread')} for "
                          + (f"n = {fmt.num(cov['size'][a])}" if params["kernel"] == "vecadd"
@@ -502,7 +503,7 @@ def render(params: dict) -> dict:
                         "blockDim.z = 1) computes each once.")
     message = " ".join(messages) or None
     title = f"CUDA launch: grid {_dim(grid)} of blocks {_dim(block)}"
-    desc = (f"Thread {_dim(ti)} of block {_dim(bi)} has global index {_dim(cuda.Dim3(*g))}, "
+    desc = (f"Thread {_dim(ti)} of block {_dim(bi)} has global index {g_dim}, "
             f"linear index {fmt.num(info['linear'])}, warp {fmt.num(info['warp'])}, and computes {info['output']}.")
     return {"svg": svg_root(W, H, "wg-blockgrid", title, desc, body, extra), "readouts": readouts, "message": message}
 

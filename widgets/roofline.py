@@ -33,9 +33,14 @@ KERNELS = (
 PAPER_SRAM_BYTES = specs.device("a100-sxm-80gb").value("smem_per_sm_bytes")
 
 
+def short(dev) -> str:
+    """A device's label without its vendor: "H100 SXM5 80GB", "TPU v4 (one chip)"."""
+    return dev.label.replace("NVIDIA ", "").replace("Google ", "")
+
+
 def sram_bytes(dev) -> tuple[int, str]:
     """(M in bytes, what it is) for FlashAttention's point on ``dev``'s roofline."""
-    name = dev.label.replace("NVIDIA ", "").replace("Google ", "")
+    name = short(dev)
     if dev.has("smem_per_sm_bytes"):
         m = dev.value("smem_per_sm_bytes")
         return m, f"{fmt.bytes_iec(m)}: the most shared memory one SM of the {name} can hold"
@@ -113,12 +118,12 @@ def selected_key(params: dict) -> str:
     return key
 
 
-def flash_note(params: dict, dtype: str, sram: float, op: str) -> str:
+def flash_note(params: dict, dtype: str, sram: float, naive, flash) -> str:
     """Why the arrow from naive attention to FlashAttention points down, when it does: Algorithm 1
     reads Q and O once per block of K and V, T_c ≈ 4Nd/M times, so it moves fewer bytes than naive
-    attention (about 4N² values) only when M exceeds about 3d² values; "" when it does."""
+    attention (about 4N² values) only when M exceeds about 3d² values; "" when it does.
+    ``naive`` and ``flash`` are the two kernels' costs at these params (``kernels``)."""
     n, d = params["seq"], int(params["head"])
-    naive, flash = attention.naive(n, d, dtype), attention.flash(n, d, dtype, sram)
     if flash.bytes_ <= naive.bytes_:
         return ""
     b = attention.flash_blocks(n, d, sram, dtype)
@@ -156,7 +161,7 @@ KEY_GAP = 14        # px: between the two entries
 def key_names(dev) -> list[str]:
     """The device's name for the key, shortest last: "H100 SXM5 80GB", "TPU v4",
     "Illustrative laptop CPU" then "Laptop CPU"."""
-    name = dev.label.replace("NVIDIA ", "").replace("Google ", "").split(" (")[0]
+    name = short(dev).split(" (")[0]
     tight = name.replace("Illustrative ", "").replace("throughput ", "").replace("Jetson ", "")
     return [name] + ([tight[0].upper() + tight[1:]] if tight != name else [])
 
@@ -204,7 +209,8 @@ def render(params: dict) -> dict:
     chosen = next(p for p in points if p["key"] == sel)
     if sel == "attention":
         flash = next(p for p in points if p["key"] == "flash")
-    notes.append(flash_note(params, dtype, sram, op))
+    costs = {p["key"]: p["cost"] for p in points}
+    notes.append(flash_note(params, dtype, sram, costs["attention"], costs["flash"]))
 
     # Axes: decades wide enough for every point, both ridges and both peaks.
     xs = [p["cost"].intensity for p in points] + [roofline.ridge_point(peak, bw)]
@@ -283,7 +289,6 @@ def render(params: dict) -> dict:
             placer.reserve((X(x) - 3, Y(y) - 3, X(x) + 3, Y(y) + 3), soft=True)
         return ridge
 
-    short = lambda d: d.label.replace("NVIDIA ", "").replace("Google ", "")
     kind_of = lambda dt, sp: f"{DTYPE_LABELS.get(dt, dt)}{' 2:4 sparse' if sp else ''}"
     kind = kind_of(dtype, sparse)
     ridge = roof(peak, bw, "wg-c1")
