@@ -12,14 +12,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from . import config as config_mod
-from . import edition, editions, epub, pandoc, pdf, website, xref
-from .config import BIB_KEY
-from .cache import ExecCache, Recorder, Replay, Stale, digest, file_digest, source_key
+from . import pandoc
+from .cache import digest, file_digest
+from .editions import edition
+from .epub import book as epub
 from .errors import BuildError, line_of
-from .execute import Kernel, daemon_seconds, matplotlibrc_files
-from .markdown import render as render_markdown
-from .qmd import parse
+from .execute.freeze import ExecCache, Recorder, Replay, Stale, source_key
+from .execute.kernel import Kernel, daemon_seconds, matplotlibrc_files
+from .execute.markdown import render as render_markdown
+from .html import editions_page as editions, site as website
+from .pandoc import xref
+from .pdf import book as pdf
+from .project import config as config_mod
+from .project.config import BIB_KEY
+from .project.qmd import parse
 
 
 @dataclass

@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from . import config as config_mod
+from .project import config as config_mod
 from . import pandoc, quarto_rules
-from .config import BIB_KEY, _as_list
+from .project.config import BIB_KEY, _as_list
 from .errors import BuildError, line_of
-from .website import CAPTION_KEYS
-from .qmd import KNOWN_CELL_OPTIONS, UNSUPPORTED_CELL_OPTIONS, Cell, Document, INLINE, parse
-from .xref import KINDS, walk
+from .pandoc.convert import CAPTION_KEYS
+from .project.qmd import KNOWN_CELL_OPTIONS, UNSUPPORTED_CELL_OPTIONS, Cell, Document, INLINE, parse
+from .pandoc.xref import KINDS, walk
 
 # Div and span classes Quarto documents and this build implements.
 KNOWN_DIV_CLASSES = {
@@ -258,7 +258,7 @@ class Linter:
         return self.findings
 
     def check_quarto_rules(self, cfg: config_mod.BookConfig, pages: list) -> None:
-        from .website import SHELL, WIDGET_HEAD
+        from .html.site import SHELL, WIDGET_HEAD
         has_widgets = any(page and '.widget' in page["text"] and 'name=' in page["text"] for _, page in pages)
         for rule in (quarto_rules.filter_paths(self.root, cfg.filters),
                      quarto_rules.undeclared_assets(self.root, cfg, SHELL, WIDGET_HEAD, has_widgets)):

@@ -135,7 +135,7 @@ def serve(root: Path, host: str = "127.0.0.1", port: int = 8000,
     """Build, serve ``output-dir`` and rebuild on every save until ``stop`` is set (or Ctrl-C)."""
     from watchfiles import watch
 
-    from . import config as config_mod
+    from .project import config as config_mod
     root = Path(root).resolve()
     hub = Hub()
     rebuild(root, hub, log)

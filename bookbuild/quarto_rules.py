@@ -21,9 +21,9 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
-from .config import _as_list
 from .errors import line_of
-from .qmd import INLINE, Document
+from .project.config import _as_list
+from .project.qmd import INLINE, Document
 
 Finding = tuple[Path, "int | None", str]
 
@@ -57,7 +57,7 @@ def markdown_functions(doc: Document) -> set[str]:
 
 
 def inline_in_math(path: Path, doc: Document, text: str) -> Iterator[Finding]:
-    from .markdown import math_spans
+    from .execute.markdown import math_spans
     md_funcs = markdown_functions(doc) | {"Markdown", "IPython.display.Markdown"}
     display = False
     in_fence = False

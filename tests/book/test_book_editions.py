@@ -17,7 +17,7 @@ pytestmark = pytest.mark.skipif(not shutil.which("pdftotext"), reason="needs pop
 
 INTERACTION = re.compile(r"\b(drag\w*|click\w*|tap|arrow keys?|slider|use the menu|change the (device|seed|sizes?|block size)|"
                          r"step through|tick)\b", re.I)
-# A4 less the template's 2.2 cm side margins (bookbuild/templates/book.typ), in points
+# A4 less the template's 2.2 cm side margins (bookbuild/pdf/templates/book.typ), in points
 TEXT_WIDTH_PT = 595.276 - 2 * 2.2 / 2.54 * 72
 
 
@@ -89,8 +89,8 @@ def test_running_heads_name_the_chapter(editions):
 
 
 def test_every_chapter_has_its_pdf(editions):
-    from bookbuild import config
-    from bookbuild.chapter_pdf import pdf_href
+    from bookbuild.project import config
+    from bookbuild.editions.files import pdf_href
     for ch in config.load(ROOT).chapters:
         pdf = editions / pdf_href(ch.output.as_posix())
         assert pdf.exists() and pdf.stat().st_size > 10_000, pdf
@@ -123,8 +123,8 @@ def test_citation_file_and_licence_agree_with_the_book():
     """CITATION.cff (what GitHub's "Cite this repository" reads), LICENSE and `license:` in
     _quarto.yml name the same book and the same licence."""
     import yaml
-    from bookbuild import config
-    from bookbuild.edition import license_of
+    from bookbuild.project import config
+    from bookbuild.editions.edition import license_of
     cfg = config.load(ROOT)
     cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
     assert cff["cff-version"] == "1.2.0" and cff["message"] and cff["authors"]

@@ -49,7 +49,7 @@ def site(tmp_path_factory):
     folder = tmp_path_factory.mktemp("predict")
     body = subprocess.run([pandoc.binary(), "-f", "markdown", "-t", "html5",
                            "--lua-filter", str(ROOT / "filters/predict.lua"),
-                           "--lua-filter", str(ROOT / "bookbuild/lua/callout.lua")], input=SOURCE, capture_output=True,
+                           "--lua-filter", str(ROOT / "bookbuild/pandoc/lua/callout.lua")], input=SOURCE, capture_output=True,
                           text=True, check=True).stdout
     (folder / "index.html").write_text(PAGE.format(body=body), encoding="utf-8")
     shutil.copy(ROOT / "assets/js/predict.js", folder)

@@ -54,7 +54,7 @@ def make_site(site: Path, pages: dict[str, list[tuple[str, dict]]] | None = None
         out.write_text(PAGE.format(title=rel, head=HEAD_TAGS.format(root=root), body=body))
     # A page as Quarto writes it: no <meta name="site-root">, and in its head what filters/widget.lua
     # asks Quarto for, its site-root paths made relative as Quarto's post-processor does.
-    from bookbuild.website import WIDGET_HEAD, site_relative
+    from bookbuild.html.site import WIDGET_HEAD, site_relative
     out = site / "chapters" / "as-quarto.html"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(PAGE.format(title="as Quarto writes it", head=site_relative(WIDGET_HEAD, "../"),

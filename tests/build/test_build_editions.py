@@ -66,7 +66,7 @@ def test_title_page_copyright_page_and_running_heads(book):
 
 def test_a_pdf_per_page_linked_from_its_page(book):
     root, out, _report = book
-    from bookbuild.chapter_pdf import pdf_href
+    from bookbuild.editions.files import pdf_href
     for page in ("index.html", "chapters/one.html", "chapters/two.html", "chapters/appendix.html"):
         html = BeautifulSoup((out / page).read_text(encoding="utf-8"), "html.parser")
         link = html.select_one("a.chapter-pdf-link")

@@ -1,6 +1,6 @@
 """KaTeX's woff2 fonts are cut down to the glyphs the book's math uses."""
-from bookbuild.mathrender import used_characters
-from bookbuild.website import node_modules
+from bookbuild.html.mathrender import used_characters
+from bookbuild.html.npm import node_modules
 
 
 def test_fonts_keep_the_glyphs_the_math_uses_and_drop_the_rest(built_fixture):
@@ -22,7 +22,7 @@ def test_fonts_keep_the_glyphs_the_math_uses_and_drop_the_rest(built_fixture):
 
 def test_a_page_preloads_the_faces_its_math_classes_name_in_katex_stylesheet():
     from pathlib import Path
-    from bookbuild.mathrender import katex_fonts
+    from bookbuild.html.mathrender import katex_fonts
     css = (node_modules(Path(__file__).resolve().parents[2]) / "katex" / "dist" / "katex.min.css").read_text()
     page = ('<span class="katex"><span class="mord mathnormal">x</span><span class="mord mathsf">A</span>'
             '<span class="delimsizing size1">(</span><span class="sizing reset-size6 size3">2</span></span>')

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bookbuild import BuildError, build
-from bookbuild.execute import _alive
+from bookbuild.execute.kernel import _alive
 
 
 def make_book(root: Path, daemon: str) -> Path:

@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from bookbuild.errors import BuildError
-from bookbuild.qmd import Cell, Markdown, inline_expressions, parse
+from bookbuild.project.qmd import Cell, Markdown, inline_expressions, parse
 
 SOURCE = """---
 title: "T"

@@ -14,7 +14,7 @@ import pytest
 
 from bookbuild import BuildError, build
 from bookbuild.check import check
-from bookbuild.markdown import math_spans, quarto_inline
+from bookbuild.execute.markdown import math_spans, quarto_inline
 from fixturebook import append
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,10 +1,10 @@
-"""bookbuild.reader_html: the reader's furniture is in the page the build writes, so that no script
+"""bookbuild.html.reader: the reader's furniture is in the page the build writes, so that no script
 moves laid-out text (the browser tests check that nothing moves; these check the markup)."""
 from pathlib import Path
 
 from bs4 import BeautifulSoup
 
-from bookbuild import reader_html
+from bookbuild.html import reader as reader_html
 
 
 def listing(cb: str, lines: int, width: int = 20) -> str:

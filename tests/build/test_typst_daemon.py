@@ -1,4 +1,4 @@
-"""The kept typst compiler (bookbuild.typstd): the next build's PDF is typeset by the process
+"""The kept typst compiler (bookbuild.pdf.typstd): the next build's PDF is typeset by the process
 that typeset the last one, and says so; errors come back as typst's message."""
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from bookbuild import typstd
-from bookbuild.execute import _alive as alive   # reaps a child that exited, as the kernel tests use it
+from bookbuild.pdf import typstd
+from bookbuild.execute.kernel import _alive as alive   # reaps a child that exited, as the kernel tests use it
 
 
 @pytest.fixture

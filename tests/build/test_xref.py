@@ -2,7 +2,7 @@ import pytest
 
 from bookbuild import pandoc
 from bookbuild.errors import BuildError
-from bookbuild.xref import Page, build_index, check_references
+from bookbuild.pandoc.xref import Page, build_index, check_references
 
 
 def page(source, text, appendix=False):

@@ -1,12 +1,12 @@
-"""What the build tells the reader's control (bookbuild.website.feedback_settings) and the page's
+"""What the build tells the reader's control (bookbuild.html.site.feedback_settings) and the page's
 "Last changed" date (last_changed)."""
 
 from pathlib import Path
 
 import pytest
 
-from bookbuild.config import BookConfig
-from bookbuild.website import feedback_settings, last_changed
+from bookbuild.project.config import BookConfig
+from bookbuild.html.site import feedback_settings, last_changed
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -13,8 +13,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterator
 
-from .cache import digest
-from .errors import BuildError, line_of
+from ..cache import digest
+from ..errors import BuildError, line_of
 
 KINDS = {"fig": "Figure", "tbl": "Table", "eq": "Equation", "sec": "Section", "lst": "Listing"}
 

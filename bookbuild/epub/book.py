@@ -11,11 +11,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from . import edition_images, pandoc, xref
-from .cache import cached_text, digest, file_digest
-from .config import BookConfig
-from .edition import edition
-from .website import conversion_key, convert, references_page
+from .. import pandoc
+from ..cache import cached_text, digest, file_digest
+from ..editions import images as edition_images
+from ..editions.edition import edition
+from ..pandoc import xref
+from ..pandoc.convert import conversion_key, convert, references_page
+from ..project.config import BookConfig
 
 STYLE = Path(__file__).parent / "templates" / "epub.css"
 

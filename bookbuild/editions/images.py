@@ -5,16 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .cache import digest
-from .config import BookConfig
 from .edition import edition
+from ..cache import digest
+from ..project.config import BookConfig
+from ..typst_markup import typst_text as _typst_text
 
 ACCENT = "#1f5fa8"
-
-
-def _typst_text(value: str) -> str:
-    from .pdf import typst_text
-    return typst_text(value)
 
 
 def _card(cfg: BookConfig, width: int, height: int, title_pt: int) -> str:

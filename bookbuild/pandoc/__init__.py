@@ -1,4 +1,12 @@
-"""Run Pandoc (the binary shipped by the PyPI package ``pypandoc-binary``)."""
+"""The Pandoc pass, shared by every format: executed markdown read into ASTs, cross-references
+numbered and checked across the book (xref.py), and a page's AST run through the filters to a
+format's writer (convert.py). Quarto's built-in features are Lua filters, one per feature, in
+``lua/`` (a new Quarto feature goes there); ``syntax/`` holds extra highlighting definitions.
+
+This module runs Pandoc (the binary shipped by the PyPI package ``pypandoc-binary``).
+
+Takes executed markdown; gives ASTs, the cross-reference index and converted pages. Knows
+nothing of the kernel, of any one output format's page, book or file, nor of the editions."""
 from __future__ import annotations
 
 import json
@@ -8,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .errors import BuildError
+from ..errors import BuildError
 
 LUA = Path(__file__).parent / "lua"
 SYNTAX = Path(__file__).parent / "syntax"

@@ -8,17 +8,18 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import jinja2
+from . import typstd
+from .chapters import write_chapter_pdfs
+from .template import drop_false_suspects, template_env
+from ..cache import cached_text, digest, file_digest
+from ..editions.edition import book_edition
+from ..errors import BuildError
+from ..execute.kernel import daemon_seconds
+from ..pandoc import xref
+from ..pandoc.convert import conversion_key, convert, references_page
+from ..project.config import BookConfig
+from ..typst_markup import typst_str, typst_text
 
-from . import typstd, xref
-from .cache import cached_text, digest, file_digest
-from .config import BookConfig
-from .edition import book_edition
-from .errors import BuildError
-from .execute import daemon_seconds
-from .website import conversion_key, convert, references_page
-
-TEMPLATES = Path(__file__).parent / "templates"
 IMAGE = re.compile(r'image\("(?!/)([^"]+)"')
 
 
@@ -48,8 +49,7 @@ def write_pdf(cfg: BookConfig, pages: list[xref.Page], index_path: Path, cites: 
         fragments = list(pool.map(one, pages))
 
     env = template_env()
-    from .chapter_pdf import write_chapter_pdfs    # the same fragments, one PDF per page
-    write_chapter_pdfs(cfg, pages, fragments, progress, index_path)
+    write_chapter_pdfs(cfg, pages, fragments, progress, index_path)    # the same fragments, one PDF per page
     chapters = []
     last_part = None
     appendix_started = False
@@ -83,34 +83,3 @@ def write_pdf(cfg: BookConfig, pages: list[xref.Page], index_path: Path, cites: 
     stamp.write_text(key)
     progress("pdf", cfg.pdf_name + (" (kept typst compiler)" if kept else ""), time.perf_counter() - t)
     return pdf_path
-
-
-def template_env() -> jinja2.Environment:
-    """Jinja for typst sources: ``{#`` starts typst code, so comments are ``{#! ... !#}``."""
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=False,
-                              variable_start_string="{{", variable_end_string="}}",
-                              block_start_string="{%", block_end_string="%}", comment_start_string="{#!",
-                              comment_end_string="!#}")
-
-
-def typst_str(value: object) -> str:
-    """A Python value as a typst string literal."""
-    return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def typst_text(value: object) -> str:
-    """Plain text made safe inside typst markup."""
-    return re.sub(r'([\\#\[\]*_$@<>`~])', r'\\\1', str(value))
-
-
-SUSPECTS = b"/Suspects false"
-
-
-def drop_false_suspects(pdf_path: Path) -> None:
-    """Blank typst's ``/Suspects false`` in the catalog's /MarkInfo. It is valid PDF (and the
-    default), but poppler (Debian 12's pdftotext, pdfinfo) reports "Suspects object is wrong type
-    (boolean)" for it on every run. Spaces of the same length keep every byte offset, so the
-    cross-reference table stays right."""
-    data = pdf_path.read_bytes()
-    if data.count(SUSPECTS) == 1 and b"/MarkInfo<</Marked true" + SUSPECTS in data:
-        pdf_path.write_bytes(data.replace(SUSPECTS, b" " * len(SUSPECTS)))

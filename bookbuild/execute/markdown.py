@@ -14,9 +14,9 @@ from typing import Any
 
 import yaml
 
-from .errors import BuildError
-from .execute import Kernel
-from .qmd import Cell, Document, Markdown, inline_expressions, INLINE
+from .kernel import Kernel
+from ..errors import BuildError
+from ..project.qmd import Cell, Document, Markdown, inline_expressions, INLINE
 
 FIG_SCHEME = "bookfig:"   # image URLs that point into the figure store; rewritten per format
 
@@ -62,7 +62,7 @@ def _markdown(chunk: Markdown, kernel: Kernel, path: Path) -> str:
     out = []
     in_fence = None
     display_math = False
-    from .qmd import FENCE
+    from ..project.qmd import FENCE
     for line in chunk.text.split("\n"):
         m = FENCE.match(line)
         if m:

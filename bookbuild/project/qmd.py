@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from .errors import BuildError
+from ..errors import BuildError
 
 FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})\s*(?P<info>.*)$")
 EXEC_INFO = re.compile(r"^\{(?P<lang>[A-Za-z0-9_+-]+)(?P<rest>[^}]*)\}\s*$")

@@ -11,22 +11,18 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from . import xref
-from .cache import digest, file_digest
-from .config import BookConfig
-from .edition import citation, edition
-from .errors import BuildError
+from .template import drop_false_suspects, template_env
+from ..cache import digest, file_digest
+from ..editions.edition import citation, edition
+from ..editions.files import FOLDER, pdf_href
+from ..errors import BuildError
+from ..pandoc import xref
+from ..project.config import BookConfig
+from ..typst_markup import typst_str, typst_text
 
-FOLDER = "pdf"
 LINK_TO_LABEL = re.compile(r"#link\(<([^>\s]+)>\)")
 # a label typst attaches to the element before it: `] <fig-x>`, `= Title\n<sec-x>`
 DEFINED_LABEL = re.compile(r"(?<![\\(])<([A-Za-z][\w:.\-]*)>")
-
-
-def pdf_href(output: str) -> str:
-    """Where a page's own PDF goes, relative to the site's root: chapters/roofline.html ->
-    pdf/chapters-roofline.pdf."""
-    return f"{FOLDER}/{output.removesuffix('.html').replace('/', '-')}.pdf"
 
 
 def unlink_missing(typst_text: str) -> str:
@@ -37,7 +33,6 @@ def unlink_missing(typst_text: str) -> str:
 
 def write_chapter_pdfs(cfg: BookConfig, pages: list[xref.Page], fragments: list[str], progress,
                        index_path: Path | None = None) -> list[Path]:
-    from .pdf import template_env, typst_str, typst_text, drop_false_suspects
     import typst
 
     index = json.loads((index_path or cfg.root / ".bookcache" / "xref.json").read_text())

@@ -8,8 +8,8 @@ import re
 import subprocess
 from pathlib import Path
 
-from .cache import digest, shared_entry, user_cache_dir
-from .errors import BuildError
+from ..cache import digest, shared_entry, user_cache_dir
+from ..errors import BuildError
 
 # pandoc --katex writes the TeX, HTML-escaped, in a span (older pandocs add \( \) or \[ \])
 MATH = re.compile(r'<span\s+class="math (inline|display)">(?:\\[(\[])?(.*?)(?:\\[)\]])?</span>', re.S)
@@ -29,7 +29,7 @@ def render_pages(pages: dict[str, str], root: Path) -> dict[str, str]:
                 todo[key] = (tex, display, name)
     if todo:
         keys = list(todo)
-        from .website import node_modules
+        from .npm import node_modules
         proc = subprocess.run(["node", str(SCRIPT)], cwd=node_modules(root).parent, capture_output=True,
                               input=json.dumps([[todo[k][0], todo[k][1]] for k in keys]).encode())
         if proc.returncode != 0:

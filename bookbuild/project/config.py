@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from .errors import BuildError
+from ..errors import BuildError
 
 CONFIG_NAME = "_quarto.yml"
 BIB_KEY = re.compile(r"@\w+\s*\{\s*([^,\s]+)\s*,")  # the key of each entry of a .bib file
@@ -173,5 +173,5 @@ def _filters(entries: list, path: Path) -> list[str]:
 
 
 def _line(path: Path, needle: str) -> int | None:
-    from .errors import line_of
+    from ..errors import line_of
     return line_of(path.read_text(encoding="utf-8"), needle)

@@ -44,7 +44,7 @@ LOADING, BOX_WIDTH, BOX_HEIGHT = (re.compile(rf"\s{a}=") for a in ("loading", "w
 
 def apply(body: str, source: Callable[[str], Path], copy: bool = True) -> str:
     """The body of one page with its furniture; ``source`` gives the file behind an image's
-    ``src`` (bookbuild.website.figure_source); ``copy`` is false under ``format.html.code-copy: false``."""
+    ``src`` (bookbuild.html.site.figure_source); ``copy`` is false under ``format.html.code-copy: false``."""
     body = listings(body, copy)
     body = tables(body)
     body = figures(body, source)

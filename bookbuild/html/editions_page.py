@@ -10,9 +10,9 @@ from typing import Any
 
 import jinja2
 
-from .chapter_pdf import pdf_href
-from .config import BookConfig
-from .edition import citation, edition
+from ..editions.edition import citation, edition
+from ..editions.files import pdf_href
+from ..project.config import BookConfig
 
 TEMPLATES = Path(__file__).parent / "templates"
 PAGE = "editions.html"
@@ -53,7 +53,7 @@ def manifest(cfg: BookConfig) -> dict[str, Any]:
 
 
 def write_editions_page(cfg: BookConfig, report: Any = None, formats: tuple[str, ...] = ()) -> Path:
-    from .website import asset_list
+    from .site import asset_list
     data = manifest(cfg)
     cfg.out.mkdir(parents=True, exist_ok=True)
     _write_if_changed(cfg.out / MANIFEST, json.dumps(data, indent=1))

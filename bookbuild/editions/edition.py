@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .config import BookConfig
+from ..project.config import BookConfig
 
 EDITION = "First edition"
 # Quarto's `license:` values for Creative Commons (https://quarto.org/docs/authoring/front-matter.html)

@@ -8,7 +8,7 @@ kernel, on an abstract Unix socket named after the project and the typst version
 ``.bookcache/typst/daemon.key`` (mode 0600) that a client must prove it holds. When the daemon
 cannot be had, the build compiles in its own process: same PDF, no memory of earlier builds.
 
-    python -m bookbuild.typstd NAME KEYFILE IDLE_SECONDS     (started by ``compile_pdf``)
+    python -m bookbuild.pdf.typstd NAME KEYFILE IDLE_SECONDS     (started by ``compile_pdf``)
 """
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ def _connect(root: Path, keep_alive: float):
     with os.fdopen(fd, "wb") as f:
         f.write(secrets.token_bytes(32))
     os.replace(keyfile.with_suffix(".tmp"), keyfile)
-    subprocess.Popen([sys.executable, "-m", "bookbuild.typstd", address.lstrip("\0"), str(keyfile), str(keep_alive)],
+    subprocess.Popen([sys.executable, "-m", "bookbuild.pdf.typstd", address.lstrip("\0"), str(keyfile), str(keep_alive)],
                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                      start_new_session=True)     # not killed with the build
     deadline = time.monotonic() + 10

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import BuildError
-from .qmd import Cell, Inline
+from ..errors import BuildError
+from ..project.qmd import Cell, Inline
 
 DEFAULT_DAEMON = 300.0  # seconds, as Quarto
 
@@ -61,7 +61,7 @@ def __book_inline(__items):
             continue
         # What Quarto's Jupyter engine receives for an inline expression: the value's display
         # data (user_expressions), of which it inserts text/markdown as is and text/plain escaped
-        # (bookbuild.markdown.quarto_inline).
+        # (bookbuild.execute.markdown.quarto_inline).
         __data = get_ipython().display_formatter.format(__v)[0]
         __out.append({{'data': {{k: __data[k] for k in ('text/markdown', 'text/html', 'text/latex', 'text/plain')
                                 if k in __data}}}})
