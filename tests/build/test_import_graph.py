@@ -10,6 +10,12 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "bookbuild"
 FORMATS = ("html", "pdf", "epub")       # one package per output format
+# The order data flows, bottom first: a module may import from its own layer or one before it
+# (formats excepted: none imports another). A new module or package must be placed here.
+LAYERS = [("errors", "cache", "typst_markup"),           # helpers for every stage and format
+          ("project",), ("execute",), ("pandoc",), ("editions",),
+          FORMATS,
+          ("build", "check", "quarto_rules", "progress", "preview", "__main__", "bookbuild")]
 
 
 def modules(root: Path = PACKAGE) -> dict[str, Path]:
@@ -104,6 +110,33 @@ def test_no_import_circles_between_modules():
 def test_subpackages_import_in_one_direction():
     found = cycles(package_edges(graph()))
     assert not found, "subpackages that import each other:\n" + "\n".join(" -> ".join(c) for c in found)
+
+
+def test_no_submodule_hides_a_name_of_its_package():
+    """Importing ``pkg.x`` sets ``pkg.x`` to the module, over a function ``x`` in ``pkg/__init__.py``."""
+    hidden = []
+    for name, path in modules().items():
+        if path.name != "__init__.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+        defined |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+        subs = {p.stem for p in path.parent.glob("*.py")} | {p.name for p in path.parent.iterdir() if (p / "__init__.py").exists()}
+        hidden += [f"{name}.{x}" for x in sorted(defined & subs)]
+    assert not hidden, f"modules named like a name their package defines: {hidden}"
+
+
+def layer(module: str) -> int:
+    name = unit(module).split(".")[-1]
+    found = [i for i, names in enumerate(LAYERS) if name in names]
+    assert found, f"{module}: not in LAYERS (place it where it belongs in the data flow)"
+    return found[0]
+
+
+def test_each_layer_imports_only_the_layers_before_it():
+    edges = graph()
+    wrong = sorted((a, b) for a, targets in edges.items() for b in targets if layer(b) > layer(a))
+    assert not wrong, "imports against the data flow:\n" + "\n".join(f"{a} -> {b}" for a, b in wrong)
 
 
 def test_no_format_imports_another_format():
