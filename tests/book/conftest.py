@@ -56,7 +56,7 @@ class TinyBook:
                extra_filters: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
         args = [pandoc_bin(), "-f", "markdown", rel, "-t", fmt, "--wrap=none", "--lua-filter", "filters/glossary.lua"]
         for f in extra_filters:
-            args += ["--lua-filter", str(ROOT / "bookbuild" / "lua" / f)]
+            args += ["--lua-filter", str(ROOT / "bookbuild" / "pandoc" / "lua" / f)]
         for k, v in (meta or {}).items():
             args += ["-M", f"{k}={v}"]
         return subprocess.run(args, cwd=self.root, capture_output=True, text=True)
