@@ -59,18 +59,7 @@ local FIGURES = ".bookcache/widget-figures"
 
 local function figure_file(name, svg)
   local rel = string.format("%s/widget-%s-%s.svg", FIGURES, name, pandoc.utils.sha1(svg):sub(1, 16))
-  local path = pandoc.path.join({ project.root, rel })
-  local existing = io.open(path, "r")
-  if existing then
-    existing:close()
-  else   -- written once, whole: two chapters may draw the same figure at the same time
-    pandoc.system.make_directory(pandoc.path.directory(path), true)
-    local tmp = string.format("%s.%s.tmp", path, pandoc.utils.sha1(tostring({}) .. os.clock()))
-    local f = assert(io.open(tmp, "w"), "widget.lua: cannot write " .. tmp)
-    f:write(svg)
-    f:close()
-    assert(os.rename(tmp, path))
-  end
+  if project.read(rel) ~= svg then project.write(rel, svg) end   -- named by content: written once
   local src = "/" .. rel
   pandoc.mediabag.insert(src, "image/svg+xml", svg)
   return src
