@@ -25,7 +25,7 @@ from .project.config import BIB_KEY, _as_list
 from .errors import BuildError, line_of
 from .pandoc.convert import CAPTION_KEYS
 from .project.qmd import KNOWN_CELL_OPTIONS, UNSUPPORTED_CELL_OPTIONS, Cell, Document, INLINE, parse
-from .pandoc.xref import KINDS, walk
+from .pandoc.xref import KINDS, float_label, walk
 
 # Div and span classes Quarto documents and this build implements.
 KNOWN_DIV_CLASSES = {
@@ -174,7 +174,7 @@ class Linter:
                 self.add(file, line, "error", message)
         ast = pandoc.read(_skeleton(doc), path.parent, ch.source.as_posix())
         self.check_ast(path, text, ast, known_classes)
-        return {"ast": ast, "text": text, "labels": _labels(doc, text), "front": doc.front}
+        return {"ast": ast, "text": text, "labels": _labels(doc, text, ast), "front": doc.front}
 
     def check_cell(self, path: Path, cell: Cell) -> None:
         if cell.lang != "python":
@@ -428,9 +428,11 @@ def _skeleton(doc: Document) -> str:
     return "\n\n".join(parts)
 
 
-def _labels(doc: Document, text: str) -> list[str]:
+def _labels(doc: Document, text: str, ast: dict) -> list[str]:
     found = [str(c.options["label"]) for c in doc.cells if c.options.get("label")]
     found += LABEL_ATTR.findall(_without_code(text))
+    # listings: a fenced block's `{#lst-x lst-cap="..."}` is code to _without_code (xref.float_label's rule)
+    found += [el["c"][0][0] for el in walk(ast["blocks"]) if el["t"] == "CodeBlock" and float_label(el)]
     return found
 
 

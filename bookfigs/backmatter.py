@@ -234,6 +234,7 @@ def prerequisites_table(root: Path = ROOT, page_dir: str = "appendices") -> str:
 
 _LABELS = {
     "mem_bw": "Memory bandwidth", "mem_capacity": "Memory capacity", "mem_type": "Memory type",
+    "mem_reported": "Memory reported by the driver (nvidia-smi)",
     "sm_count": "Streaming multiprocessors (SMs)", "l2_bytes": "L2 cache",
     "smem_per_sm_bytes": "Shared memory per SM (max)", "l1_smem_per_sm_bytes": "L1 + shared memory per SM",
     "register_file_per_sm_bytes": "Register file per SM", "tdp_watts": "Board power (TDP)",

@@ -34,6 +34,11 @@ PAPER_FIG2 = {
     "flash": {"gflops": Spec(75.2, "GFLOP", DAO_FIG2), "hbm_gb": Spec(4.4, "GB", DAO_FIG2),
               "runtime_ms": Spec(7.3, "ms", DAO_FIG2)},
 }
+#: Dao et al. 2022 leave M, the on-chip SRAM, a parameter of the analysis; Section 3.2 calls its
+#: typical value "around 100KB". Their background (Section 2.1) gives the A100 "192KB of on-chip
+#: SRAM per each of 108 streaming multiprocessors". Which M a count uses is the counter's choice.
+PAPER_M_TYPICAL = Spec(100e3, "B", DAO_FIG2.at("Section 3.2"), "'around 100KB'")
+PAPER_A100_SRAM = Spec(192 * 1024, "B", DAO_FIG2.at("Section 2.1"), "'192KB of on-chip SRAM per each of 108 SMs'")
 
 #: FLOPs per score element of the softmax backward: dS = P ∘ (dP − rowsum(dP ∘ P))
 SOFTMAX_BWD_FLOPS_PER_ELEM = 4

@@ -373,10 +373,13 @@ def decode_time_lower_bound(costs: Sequence[Cost], peak_flops: float, bw: float)
 #: experiment (Section 6.2), in Orca reserving the maximum length or (an oracle) the exact length, and in vLLM.
 VLLM_TOKEN_STATE_SHARE = {"Orca (Max)": 0.204, "Orca (Oracle)": 0.382, "vLLM": 0.963}
 VLLM_TOKEN_STATE_SOURCE = VLLM_PAPER.at("Figure 2 and Section 1")
-#: vLLM's default KV block: 16 tokens (Kwon et al., Section 7.2: sizes from 16 to 128 performed best,
-#: and 16 is small enough to avoid significant internal fragmentation).
+#: vLLM's default KV block: 16 tokens (Kwon et al., Section 7.2). The best block sizes depend on the
+#: trace: on ShareGPT sizes from 16 to 128 performed best; on Alpaca, whose sequences are shorter,
+#: 16 and 32 worked well and larger blocks degraded performance. 16 is large enough to use the GPU
+#: efficiently and small enough to avoid significant internal fragmentation in most workloads.
 VLLM_BLOCK_TOKENS = 16
-VLLM_BEST_BLOCK_TOKENS = (16, 128)
+VLLM_BEST_BLOCK_TOKENS = {"ShareGPT": (16, 128), "Alpaca": (16, 32)}
+VLLM_BLOCK_SIZE_SOURCE = VLLM_PAPER.at("Section 7.2, 'Impact of Block Size'")
 
 #: Kwon et al.'s worked example (Section 3): OPT-13B, multi-head attention, FP16, 2,048-token requests.
 OPT_13B = {"layers": 40, "hidden": 5120, "heads": 40, "head_dim": 128, "max_tokens": 2048}

@@ -18,6 +18,10 @@ Conventions
   labelled in JEDEC's units (JESD100B.01), where the G of a storage capacity is
   2**30: NVIDIA's "80GB" of HBM is 80 GiB, five stacks of 16 GiB.
   ``Device.mem_capacity_bytes`` reads both "GB" and "GiB" as 2**30 bytes.
+- That label is an upper bound on what a program can allocate: the driver keeps
+  part of it (an H100 80GB HBM3 reports 81,559 MiB to nvidia-smi). Where a
+  public nvidia-smi log gives the reported total, it is stored as
+  ``mem_reported`` (bytes) and read by ``Device.mem_reported_bytes``.
 """
 
 from __future__ import annotations
@@ -81,6 +85,12 @@ CUDA_GUIDE = Source(
 OCC_CALC = Source(
     "CUDA Occupancy Calculator (cuda_occupancy.h, CUDA Toolkit)", "NVIDIA", 2024,
     "nvidia2024occupancy",
+)
+NVSMI_H100 = Source(
+    "nvidia-smi log of an HGX system with eight NVIDIA H100 80GB HBM3 (NVIDIA/nccl issue #1264)", "GitHub",
+    2024, "nccl2024issue1264", where="the issue's nvidia-smi table, Memory-Usage column",
+    url="https://github.com/NVIDIA/nccl/issues/1264",
+    note="what the driver reports as the board's total memory; a program can allocate at most this",
 )
 ILLUSTRATION = Source(
     "Illustrative round numbers, not a product", "this book", 2025, None,
@@ -238,6 +248,13 @@ class Device:
         return spec.value * _CAPACITY_UNITS[spec.unit]
 
     @property
+    def mem_reported_bytes(self) -> Optional[float]:
+        """The total memory the driver reports (nvidia-smi), in bytes; None where no source gives it.
+
+        Less than ``mem_capacity_bytes``: the label is an upper bound on what a program can allocate."""
+        return float(self.value("mem_reported")) if self.has("mem_reported") else None
+
+    @property
     def limits(self) -> CCLimits:
         """CUDA limits for this device's compute capability; ValueError if not CUDA."""
         if self.cc is None:
@@ -388,6 +405,8 @@ def _build() -> dict[str, Device]:
             "mem_bw": Spec(bw * 1e9, "B/s", t3,
                            "datasheet: " + ("3.35 TB/s" if bw > 3000 else "2 TB/s")),
             "mem_capacity": Spec(80, "GB", t3),
+            **({"mem_reported": Spec(81559 * MIB, "B", NVSMI_H100, "printed as 81559MiB")}
+               if name == "h100-sxm" else {}),
             "mem_type": Spec(mem_type, "", t3),
             "sm_count": Spec(sms, "SMs", t3),
             "l2_bytes": Spec(50 * MIB, "B", t3),

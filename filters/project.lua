@@ -15,6 +15,8 @@ sees the global one, Quarto's main filter.)
   (`pandoc.path.normalize` leaves `..` alone).
 * `project.page(meta)`: the page being written, relative to the root (`chapters/x.qmd`), and
   `project.offset(meta)`: the way from its HTML page back to the site root (`../`).
+* `project.read(path)`, `project.write(path, text)`: a project file by its path from the root
+  (`write` makes the folders and renames a finished file into place).
 * `project.fail(message, file, needle)`: stops the build with `file:line: message`.  Quarto
   replaces the global `error` of user filters with a logger (src/resources/filters/common/log.lua)
   and carries on; its own filters stop a render with `fatal`, which raises through Lua's builtin
@@ -72,6 +74,18 @@ function M.read(path)
   local text = f:read("a")
   f:close()
   return text
+end
+
+--- Write `text` to the project file `path` (relative to the root), making its folders: written under
+--- a temporary name and renamed, so a reader (another chapter's Pandoc) never sees half a file.
+function M.write(path, text)
+  local full = pandoc.path.join({ M.root, path })
+  pandoc.system.make_directory(pandoc.path.directory(full), true)
+  local tmp = string.format("%s.%s.tmp", full, pandoc.utils.sha1(tostring({}) .. os.clock()))
+  local f = assert(io.open(tmp, "w"), "project.lua: cannot write " .. tmp)
+  f:write(text)
+  f:close()
+  assert(os.rename(tmp, full))
 end
 
 --- 1-based line of the first occurrence of `needle` (plain text) in the project file `file`.

@@ -12,7 +12,6 @@ parameter or choice stops the build with the chapter's file and line.
 local PYTHON = os.getenv("BOOK_PYTHON") or "python3"
 local project = dofile(pandoc.path.join({ pandoc.path.directory(PANDOC_SCRIPT_FILE), "project.lua" }))(PANDOC_SCRIPT_FILE)
 local is_html = FORMAT:match("html") ~= nil
-local count = 0
 local page = ""        -- the chapter being written, for error messages
 local host_included = false
 
@@ -45,6 +44,25 @@ local function include_host()
   host_included = true
   quarto.doc.include_text("in-header",
     '<link rel="stylesheet" href="/assets/css/widgets.css">\n<script async src="/assets/js/widgets-host.js"></script>')
+end
+
+--- Every non-HTML format gets each static figure as a real file, named by its content, under
+--- FIGURES in the project, and refers to it from the project root ("/.bookcache/...").  Quarto
+--- renders a book's PDF from one merged document, and its resourceRefs filter (quarto-cli
+--- src/resources/filters/quarto-init/resourcerefs.lua, resourceRef in common/paths.lua) runs after
+--- this pre-ast filter: it prefixes a relative image path with the chapter's folder ("chapters/")
+--- but only strips the "/" of a project-relative one, so the merged index.typ, at the project root,
+--- finds the file.  bookbuild compiles typst with the project as its root, where "/..." is the same
+--- file.  The mediabag holds the same bytes under the same name, so Pandoc fetches nothing (and
+--- bookbuild's --extract-media copies it beside the page's other media, as before).
+local FIGURES = ".bookcache/widget-figures"
+
+local function figure_file(name, svg)
+  local rel = string.format("%s/widget-%s-%s.svg", FIGURES, name, pandoc.utils.sha1(svg):sub(1, 16))
+  if project.read(rel) ~= svg then project.write(rel, svg) end   -- named by content: written once
+  local src = "/" .. rel
+  pandoc.mediabag.insert(src, "image/svg+xml", svg)
+  return src
 end
 
 local function params_of(div)
@@ -86,7 +104,6 @@ local function Div(div)
     return pandoc.RawBlock("html", render(name, params, "html", caption))
   end
   local result = pandoc.json.decode(render(name, params, "json"), false)
-  count = count + 1
   local caption = pandoc.utils.blocks_to_inlines(div.content)
   local images = {}
   if result.frames and result.frames ~= pandoc.json.null then
@@ -97,8 +114,7 @@ local function Div(div)
     local which = #steps > 0 and (table.concat(steps, ", ") .. " and " .. last) or last
     caption:extend({ pandoc.Space(), pandoc.Str("Shown: steps " .. which .. ".") })
     for i, svg in ipairs(result.frames) do
-      local file = string.format("widget-%s-%d-step%d.svg", name, count, result.frame_steps[i])
-      pandoc.mediabag.insert(file, "image/svg+xml", svg)
+      local file = figure_file(string.format("%s-step%d", name, result.frame_steps[i]), svg)
       local labels = result.frame_labels ~= pandoc.json.null and result.frame_labels or nil
       local alt = { pandoc.Str(labels and labels[i] or string.format("Step %d", result.frame_steps[i])) }
       -- two to a row: three across a printed page would shrink the frames' labels below 7 pt
@@ -109,8 +125,7 @@ local function Div(div)
       end
     end
   else
-    local file = string.format("widget-%s-%d.svg", name, count)
-    pandoc.mediabag.insert(file, "image/svg+xml", result.svg)
+    local file = figure_file(name, result.svg)
     images = { pandoc.Image(caption, file, "", { ["width"] = "100%" }) }
   end
   local figure = pandoc.Figure(pandoc.Plain(images), { pandoc.Plain(caption) },

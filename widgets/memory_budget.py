@@ -2,7 +2,9 @@
 
 Top: a stacked bar of weights, KV cache and activations against the device's memory capacity
 (binary units: calc.specs reads a "80 GB" HBM as 80 GiB); when the sum exceeds the capacity the
-bar runs past the capacity line and the figure says by how much.  Bottom: the decode step's
+bar runs past the capacity line and the figure says by how much.  The labelled capacity is an
+upper bound on what a program can allocate; where calc.specs has the total the driver reports
+(nvidia-smi), the readouts give it and the largest batch that fits in it.  Bottom: the decode step's
 operations under the device's dense roof for the activations' format.  Every number comes from
 ``calc.llm``, ``calc.specs`` and ``calc.roofline``; this module only lays them out.
 """
@@ -62,7 +64,11 @@ def numbers(params: dict) -> dict:
     # of all the bytes the step moves: weights, KV cache, and the activations read and written
     return {"m": m, "dev": dev, "budget": budget, "ops": ops, "step": step, "peak": peak, "bw": bw,
             "time": t, "kv_share": kv_read / step.bytes_,
-            "max_batch": llm.max_batch(m, dev.mem_capacity_bytes, ctx, params["weights"], params["kv"], ACT_DTYPE)}
+            "max_batch": llm.max_batch(m, dev.mem_capacity_bytes, ctx, params["weights"], params["kv"], ACT_DTYPE),
+            "reported": dev.mem_reported_bytes,
+            "max_batch_reported": (None if dev.mem_reported_bytes is None else
+                                   llm.max_batch(m, dev.mem_reported_bytes, ctx, params["weights"], params["kv"],
+                                                 ACT_DTYPE))}
 
 
 def _short(dev) -> str:
@@ -220,9 +226,14 @@ def render(params: dict) -> dict:
         ["KV cache (all sequences)", fmt.bytes_iec(b.kv_cache_bytes)],
         ["Activations (one decode step)", fmt.bytes_iec(b.activations_bytes)],
         ["Total", fmt.bytes_iec(b.total_bytes)],
-        ["Device memory", f"{fmt.bytes_iec(b.capacity_bytes)} ({_short(dev)})"],
+        ["Device memory", f"{fmt.bytes_iec(b.capacity_bytes)} ({_short(dev)}), as labelled: an upper bound"],
         ["Free" if b.fits else "Over by", fmt.bytes_iec(abs(b.free_bytes))],
         [f"Largest batch at {fmt.num(ctx)} tokens", fmt.num(n["max_batch"])],
+    ]
+    if n["reported"] is not None:
+        readouts += [["Memory reported by nvidia-smi", fmt.bytes_iec(n["reported"])],
+                     ["Largest batch in the reported memory", fmt.num(n["max_batch_reported"])]]
+    readouts += [
         ["Decode step intensity", f"{fmt.num(step.intensity)} FLOP/B"],
         ["KV cache share of the step's bytes", fmt.pct(n["kv_share"])],
         ["Regime", reg],

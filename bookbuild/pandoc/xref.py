@@ -74,15 +74,6 @@ class Page:
         return digest(json.dumps(self.ast))
 
 
-def _attr_of(el: dict) -> tuple[str, list[str]] | None:
-    t, c = el["t"], el.get("c")
-    if t == "Header":
-        return c[1][0], c[1][1]
-    if t in ("Div", "Figure", "Table", "Span", "CodeBlock"):
-        return c[0][0], c[0][1]
-    return None
-
-
 def build_index(pages: list[Page]) -> dict[str, Any]:
     labels: dict[str, dict[str, Any]] = {}
     page_info: dict[str, dict[str, Any]] = {}
@@ -107,6 +98,7 @@ def build_index(pages: list[Page]) -> dict[str, Any]:
         sec = [0, 0, 0, 0, 0, 0]
         title = None
         heads = sections.setdefault(page.output, [])
+        nested: set[int] = set()   # floats inside a float (Quarto's subfloats)
         divs = [el for el in page.elements if el["t"] == "Div"]
         tab_titles = {id(h) for el in divs if "panel-tabset" in el["c"][0][1] for h in el["c"][1] if h["t"] == "Header"}
         tab_titles |= {id(el["c"][1][0]) for el in divs if _callout_titled_by_heading(el)}
@@ -139,16 +131,20 @@ def build_index(pages: list[Page]) -> dict[str, Any]:
                 if _is_label(ident):
                     add(ident, {"kind": "sec", "number": number, "title": text, "level": level}, page)
                 continue
-            attr = _attr_of(el)
-            if attr and attr[0]:
-                prefix = attr[0].split("-", 1)[0]
-                if prefix in ("fig", "tbl", "lst") and t in ("Div", "Figure", "Table", "CodeBlock"):
-                    counters[prefix] += 1
-                    number = f"{chapter}.{counters[prefix]}" if chapter else str(counters[prefix])
-                    add(attr[0], {"kind": prefix, "number": number, "title": _caption(el)}, page)
-            if t == "Para":
-                eq = _equation_label(el["c"])
-                if eq:
+            label = float_label(el)
+            if label:
+                if id(el) in nested:
+                    raise BuildError(f"float '{label}' inside another float", page.source,
+                                     line_of(page.text, "#" + label) or line_of(page.text, label),
+                                     hint="Quarto makes it a subfigure lettered (a), (b), ... under its parent; "
+                                          "this build does not: give each float its own place")
+                prefix = label.split("-", 1)[0]
+                counters[prefix] += 1
+                number = f"{chapter}.{counters[prefix]}" if chapter else str(counters[prefix])
+                add(label, {"kind": prefix, "number": number, "title": _caption(el)}, page)
+                nested.update(id(x) for x in walk(el["c"]) if float_label(x))
+            if t in ("Para", "Plain"):
+                for eq in equation_labels(el["c"]):
                     counters["eq"] += 1
                     number = f"{chapter}.{counters['eq']}" if chapter else str(counters["eq"])
                     add(eq, {"kind": "eq", "number": number, "title": ""}, page)
@@ -176,27 +172,81 @@ def _is_label(ident: str) -> bool:
     return ident.split("-", 1)[0] in KINDS and "-" in ident
 
 
+FLOATS = ("fig", "tbl", "lst")    # Quarto's float categories (crossref.categories, kind "float")
+
+
+def _prefix(ident: str) -> str | None:
+    """Quarto's refType: the letters before the first hyphen, lower-cased."""
+    m = re.match(r"([A-Za-z]+)-", ident)
+    return m.group(1).lower() if m else None
+
+
+def _lone_image(inlines: list) -> dict | None:
+    """discoverFigure / discoverLinkedFigure: a paragraph that is one image, or one link around one image."""
+    if len(inlines) == 1 and inlines[0]["t"] == "Image":
+        return inlines[0]
+    if len(inlines) == 1 and inlines[0]["t"] == "Link" and len(inlines[0]["c"][1]) == 1 \
+            and inlines[0]["c"][1][0]["t"] == "Image":
+        return inlines[0]["c"][1][0]
+    return None
+
+
+def float_label(el: dict) -> str | None:
+    """The label of ``el`` when Quarto numbers it as a float (figure, table, listing), else None.
+
+    The rules of quarto-cli's src/resources/filters/quarto-pre/parsefiguredivs.lua:
+    a Div whose id has a float prefix (isFigureDiv(div, false): no caption needed); a pandoc Figure
+    with such an id; a Table with a non-empty caption and an id (the caption's ``{#tbl-x}``); a
+    paragraph that is a single image (or a link around one) with such an id, captioned or not; a
+    CodeBlock with a ``lst-`` id and an ``lst-cap`` attribute (without one it is plain code).
+    """
+    t, c = el["t"], el.get("c")
+    if t in ("Div", "Figure"):
+        ident = c[0][0]
+        return ident if _prefix(ident) in FLOATS else None
+    if t == "Table":
+        ident, blocks = c[0][0], c[1][1]
+        has_caption = bool(blocks) and bool(blocks[-1].get("c"))
+        return ident if has_caption and _prefix(ident) in FLOATS else None
+    if t == "Para":
+        img = _lone_image(c)
+        ident = img["c"][0][0] if img else ""
+        return ident if _prefix(ident) in FLOATS else None
+    if t == "CodeBlock":
+        ident, _classes, kv = c[0]
+        return ident if _prefix(ident) == "lst" and "lst-cap" in dict(kv) else None
+    return None
+
+
 def _caption(el: dict) -> str:
     t, c = el["t"], el["c"]
-    if t == "Figure":
-        return stringify(c[1])
-    if t == "Table":
+    if t in ("Figure", "Table"):
         return stringify(c[1])
     if t == "Div":
         blocks = c[1]
         if blocks and blocks[-1]["t"] == "Para":
             return stringify(blocks[-1]["c"])
+    if t == "Para":
+        img = _lone_image(c)
+        return stringify(img["c"][1]) if img else ""
+    if t == "CodeBlock":
+        return dict(c[0][2]).get("lst-cap", "")
     return ""
 
 
-def _equation_label(inlines: list) -> str | None:
-    """Quarto's ``$$ ... $$ {#eq-x}``: display math then the label as text."""
+def equation_labels(inlines: list) -> list[str]:
+    """Quarto's numbered equations (crossref/equations.lua, in a Para or a Plain): display math,
+    any spaces, then an attribute block starting ``{#eq-``, which may run over several inlines
+    (``{#eq-x alt="..."}``). Every one in the paragraph, in order."""
+    found = []
     for i, el in enumerate(inlines):
         if el["t"] == "Math" and el["c"][0]["t"] == "DisplayMath":
-            rest = "".join(x["c"] if x["t"] == "Str" else " " for x in inlines[i + 1:i + 3]).strip()
-            if rest.startswith("{#eq-") and rest.endswith("}"):
-                return rest[2:-1]
-    return None
+            j = i + 1
+            while j < len(inlines) and inlines[j]["t"] == "Space":
+                j += 1
+            if j < len(inlines) and inlines[j]["t"] == "Str" and inlines[j]["c"].startswith("{#eq-"):
+                found.append(re.match(r"\{#([^\s}]+)", inlines[j]["c"]).group(1))
+    return found
 
 
 def references(pages: list[Page]) -> list[tuple[str, str, int | None]]:

@@ -130,7 +130,8 @@ def test_cross_references_carry_number_link_and_preview_title(soup):
                     "Figure 1.1": "../chapters/one.html#fig-line",
                     "Table 1.1": "../chapters/one.html#tbl-small",
                     "Equation 1.1": "../chapters/one.html#eq-ridge",
-                    "Figure 2.1": "#fig-two-bars"}
+                    "Figure 2.1": "#fig-two-bars", "Table 2.1": "#tbl-two-md", "Listing 2.1": "#lst-two-loop",
+                    "Equation 2.1": "#eq-two-a", "Equation 2.2": "#eq-two-b"}
     chapter = soup("index.html").find("a", class_="xref")
     assert (text_of(chapter), chapter["href"]) == ("Chapter 1", "chapters/one.html#sec-one")
     assert text_of(soup("chapters/appendix.html").find("a", class_="xref")) == "Chapter 1"

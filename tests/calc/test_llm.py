@@ -31,7 +31,7 @@ def test_vllm_papers_opt_13b_example():
 
 
 def test_parameter_counts_match_the_published_sizes():
-    # Meta's model cards give 8.03B and 70.6B parameters; computed from config.json's constants.
+    # The Hugging Face model pages give 8.03B and 70.6B parameters; computed from config.json's constants.
     assert L8.params == 8_030_261_248
     assert round(L70.params / 1e9, 1) == 70.6
 

@@ -174,6 +174,13 @@ def test_illustrations_are_marked():
     assert device("h100-sxm") in specs.products()
 
 
+def test_reported_memory_is_below_the_label_and_sourced():
+    h100 = device("h100-sxm")
+    assert h100.mem_reported_bytes == 81559 * 2**20 < h100.mem_capacity_bytes
+    assert h100.spec("mem_reported").source.key == "nccl2024issue1264"
+    assert device("l4").mem_reported_bytes is None
+
+
 def test_bib_keys_exist_in_references_bib():
     import os
 

@@ -1,5 +1,6 @@
 """filters/widget.lua under real pandoc: HTML gets the live widget, typst a figure + table."""
 import json
+import re
 import os
 import subprocess
 import sys
@@ -7,10 +8,25 @@ import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
 
+import shutil
+
 import pypandoc
 
 ROOT = Path(__file__).resolve().parents[2]
-FILTER = ROOT / "filters" / "widget.lua"
+
+
+def project(tmp_path: Path) -> Path:
+    """A project folder holding copies of the filter and project.lua (the filter writes its static
+    figures under the project, so tests keep them in tmp_path); widgets and calc come from ROOT."""
+    (tmp_path / "filters").mkdir(exist_ok=True)
+    for name in ("widget.lua", "project.lua"):
+        shutil.copy(ROOT / "filters" / name, tmp_path / "filters" / name)
+    return tmp_path / "filters" / "widget.lua"
+
+
+def run_env() -> dict:
+    return {**os.environ, "BOOK_PYTHON": sys.executable,
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
 SOURCE = """# Roofline
 
 ::: {.widget name="roofline" device="a100-sxm-80gb" size="1024"}
@@ -29,9 +45,8 @@ Not a widget.
 def pandoc(tmp_path, to, *extra):
     src = tmp_path / "in.md"
     src.write_text(SOURCE)
-    env = {**os.environ, "BOOK_PYTHON": sys.executable}
-    return subprocess.run([pypandoc.get_pandoc_path(), str(src), "--lua-filter", str(FILTER), "-t", to, *extra],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, check=True).stdout
+    return subprocess.run([pypandoc.get_pandoc_path(), str(src), "--lua-filter", str(project(tmp_path)), "-t", to,
+                           *extra], cwd=tmp_path, env=run_env(), capture_output=True, text=True, check=True).stdout
 
 
 class Widgets(HTMLParser):
@@ -71,10 +86,14 @@ def test_typst_gets_svg_figure_and_readout_table(tmp_path):
     assert out.count("#figure(image(") == 2 and "table.header([Readout], [Value]" in out
     assert "[Arithmetic intensity], [341 FLOP/B]" in out
     assert "blockDim.z = 128 exceeds" in out
-    svgs = sorted((tmp_path / "media").glob("widget-*.svg"))
-    assert [p.name for p in svgs] == ["widget-blockgrid-2.svg", "widget-roofline-1.svg"]
-    for p in svgs:
-        ET.parse(p)
+    # real files under the project, named by widget and content, referred to from the project root
+    files = sorted(p.name for p in (tmp_path / ".bookcache" / "widget-figures").glob("*.svg"))
+    assert [f.rsplit("-", 1)[0] for f in files] == ["widget-blockgrid", "widget-roofline"]
+    for f in files:
+        ET.parse(tmp_path / ".bookcache" / "widget-figures" / f)
+    svgs = sorted((tmp_path / "media").glob("*.svg"))        # and the same bytes in the mediabag
+    assert sorted(p.read_bytes() for p in svgs) == sorted(
+        (tmp_path / ".bookcache" / "widget-figures" / f).read_bytes() for f in files)
     assert "<fig-grid>" in out
 
 
@@ -86,14 +105,75 @@ def test_animation_prints_key_frames_side_by_side(tmp_path):
     src = tmp_path / "anim.md"
     src.write_text('::: {#fig-sa .widget name="steps" animation="systolic" rows="2" cols="2" depth="2"}\n'
                    "A systolic array.\n:::\n")
-    env = {**os.environ, "BOOK_PYTHON": sys.executable}
-    out = subprocess.run([pypandoc.get_pandoc_path(), str(src), "--lua-filter", str(FILTER), "-t", "typst",
-                          "--extract-media=media"], cwd=tmp_path, env=env, capture_output=True, text=True,
+    out = subprocess.run([pypandoc.get_pandoc_path(), str(src), "--lua-filter", str(project(tmp_path)), "-t", "typst",
+                          "--extract-media=media"], cwd=tmp_path, env=run_env(), capture_output=True, text=True,
                          check=True).stdout
-    frames = sorted(p.name for p in (tmp_path / "media").glob("widget-steps-*.svg"))
-    assert frames == ["widget-steps-1-step1.svg", "widget-steps-1-step2.svg", "widget-steps-1-step4.svg"]
+    figures = tmp_path / ".bookcache" / "widget-figures"
+    frames = sorted(p.name.rsplit("-", 1)[0] for p in figures.glob("widget-steps-*.svg"))
+    assert frames == ["widget-steps-step1", "widget-steps-step2", "widget-steps-step4"]
     assert out.count("image(") == 3 and "<fig-sa>" in out
     assert "[Result equals A·B], [yes]" in out          # readouts of the last key frame
-    for p in (tmp_path / "media").glob("*.svg"):
-        n = p.stem.rsplit("step", 1)[1]
+    for p in figures.glob("*.svg"):
+        n = p.name.rsplit("-", 1)[0].rsplit("step", 1)[1]
         assert f">Step {n} of 4." in p.read_text()     # each frame says which step it is
+
+
+# Quarto renders a book's PDF from one merged document, with this filter at pre-ast, and then
+# its quarto-init resourceRefs filter (src/resources/filters/quarto-init/resourcerefs.lua) passes
+# every Image's src through resourceRef (src/resources/filters/common/paths.lua), with the
+# chapter's folder as resourceDir; at the end its mediabag filter (quarto-finalize/mediabag.lua)
+# writes an image out only if its (prefixed) src still names a mediabag entry.  The same steps in
+# Lua, so the filter's output can be checked the way Quarto resolves it:
+QUARTO_PATHS = r'''
+local function is_relative(ref)
+  return ref:find("^/") == nil and ref:find("^%a+://") == nil and ref:find("^data:") == nil
+         and ref:find("^#") == nil
+end
+local function resource_ref(ref, dir)          -- paths.lua, resourceRef
+  if ref:find("^/") then
+    if ref:find("^//") == nil then return ref:sub(2) end
+    return ref
+  elseif is_relative(ref) then
+    if dir == "." then return ref end
+    return dir .. "/" .. ref
+  end
+  return ref
+end
+return {
+  { Image = function(el) el.src = resource_ref(el.src, "chapters"); return el end },
+  { Image = function(el)                       -- quarto-finalize/mediabag.lua
+      local mime, contents = pandoc.mediabag.lookup(el.src)
+      if contents then
+        local out = "index_files/mediabag/" .. el.src
+        pandoc.system.make_directory(pandoc.path.directory(out), true)
+        local f = io.open(out, "wb"); f:write(contents); f:close()
+        el.src = out
+        return el
+      end
+    end },
+}
+'''
+
+
+def test_quarto_book_typst_finds_every_widget_figure(tmp_path):
+    """The merged index.typ of Quarto's book PDF sits at the project root and names each figure
+    by the path resourceRef gave it: every one must exist there, and typst must compile it (before
+    issue #33 it named chapters/widget-roofline-1.svg, which nothing wrote)."""
+    import typst
+    flt = project(tmp_path)
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "chapters" / "a.md").write_text(
+        SOURCE + '\n::: {#fig-sa .widget name="steps" animation="systolic" rows="2" cols="2" depth="2"}\n'
+                 "A systolic array.\n:::\n")
+    (tmp_path / "quarto-paths.lua").write_text(QUARTO_PATHS)
+    subprocess.run([pypandoc.get_pandoc_path(), "chapters/a.md", "--lua-filter", str(flt), "--lua-filter",
+                    "quarto-paths.lua", "-t", "typst", "-s", "-o", "index.typ"], cwd=tmp_path, env=run_env(),
+                   capture_output=True, text=True, check=True)
+    typ = (tmp_path / "index.typ").read_text()
+    paths = re.findall(r'image\("([^"]+)"', typ)
+    assert len(paths) == 5                                 # two figures and three key frames
+    for p in paths:
+        assert not p.startswith(("/", "chapters/")), p
+        ET.parse(tmp_path / p)                             # a real SVG where index.typ looks
+    typst.compile(str(tmp_path / "index.typ"), output=str(tmp_path / "index.pdf"), root=str(tmp_path))
+    assert (tmp_path / "index.pdf").read_bytes().startswith(b"%PDF")

@@ -51,6 +51,18 @@ def test_too_large_a_batch_names_the_largest_that_fits():
     assert _readouts(r)["Largest batch at 8,192 tokens"] == str(best)
 
 
+def test_labelled_memory_is_an_upper_bound_and_the_reported_memory_is_given():
+    out = _readouts(widgets.render("memory-budget", {}))
+    dev, m = specs.device("h100-sxm"), llm.model("llama3-8b")
+    assert "upper bound" in out["Device memory"]
+    assert out["Memory reported by nvidia-smi"] == fmt.bytes_iec(dev.mem_reported_bytes) == "79.6 GiB"
+    assert out["Largest batch at 8,192 tokens"] == "65"                # the label, 80 GiB
+    assert out["Largest batch in the reported memory"] == "64" == fmt.num(
+        llm.max_batch(m, dev.mem_reported_bytes, 8192))
+    # no reported figure for a device without a source: no invented row
+    assert "Memory reported by nvidia-smi" not in _readouts(widgets.render("memory-budget", {"device": "l4"}))
+
+
 def test_kv_heads_and_formats_change_the_cache():
     per = lambda **p: _readouts(widgets.render("memory-budget", p))["KV cache per token"]
     assert per(attention="mha") == "512 KiB" and per(attention="mqa") == "16.0 KiB"

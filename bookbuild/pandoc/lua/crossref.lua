@@ -1,10 +1,11 @@
 -- Quarto-style cross-references for a whole book.
--- The build numbers every label across all pages first (bookbuild/xref.py) and passes
+-- The build numbers every label across all pages first (bookbuild/pandoc/xref.py) and passes
 -- the index as a JSON file in metadata `book-xref`; this filter puts the numbers on
 -- headings, captions and equations, and turns @fig-x / @tbl-x / @sec-x / @eq-x into links.
 
 local index, page, root
-local cap_top = {fig = false, tbl = true}   -- Quarto's defaults: tables captioned above, figures below
+-- Quarto's defaults: tables and listings captioned above, figures below
+local cap_top = {fig = false, tbl = true, lst = true}
 local headers = {}
 local numbered = {}  -- floats already given their number
 local NAMES = {fig = "Figure", tbl = "Table", sec = "Section", eq = "Equation",
@@ -82,18 +83,84 @@ end
 
 local function float_div(div)
   local info = entry(div.identifier)
-  if not info or (info.kind ~= "fig" and info.kind ~= "tbl") then return nil end
+  if not info or (info.kind ~= "fig" and info.kind ~= "tbl" and info.kind ~= "lst") then return nil end
   local blocks = div.content
   local caption = pandoc.Inlines{}
+  -- where Quarto finds a float div's caption (parsefiguredivs.lua, parse_float_div): the last
+  -- paragraph of two or more blocks, else a `fig-cap` / `tbl-cap` attribute, else a table's own caption
+  local cap_attr = info.kind .. "-cap"
   if #blocks > 1 and blocks[#blocks].t == "Para" then
     caption = blocks[#blocks].content
     blocks = pandoc.Blocks{table.unpack(blocks, 1, #blocks - 1)}
+  elseif div.attributes[cap_attr] then
+    caption = pandoc.utils.blocks_to_inlines(pandoc.read(div.attributes[cap_attr], "markdown").blocks)
+  else
+    blocks = blocks:walk({Table = function(tbl)
+      local long = tbl.caption.long
+      if #caption == 0 and #long > 0 and #long[#long].content > 0 then
+        caption = long[#long].content
+        tbl.caption = {long = pandoc.Blocks{}}
+        return tbl
+      end
+    end})
   end
   local long = caption_prefix(info)
   long:extend(caption)
   local attr = pandoc.Attr(div.identifier, {"quarto-float", "float-" .. info.kind}, {})
   numbered[div.identifier] = true
   return placed(pandoc.Figure(blocks, {long = {pandoc.Plain(long)}}, attr), info.kind)
+end
+
+-- The floats Quarto makes of other blocks (quarto-pre/parsefiguredivs.lua; bookbuild/pandoc/xref.py's
+-- float_label finds the same ones): each becomes a Figure with the numbered caption.
+local function as_float(id, kind, content, caption)
+  local long = caption_prefix(entry(id))
+  long:extend(caption or {})
+  numbered[id] = true
+  return placed(pandoc.Figure(content, {long = {pandoc.Plain(long)}},
+                              pandoc.Attr(id, {"quarto-float", "float-" .. kind}, {})), kind)
+end
+
+-- a table captioned with `: caption {#tbl-x}`
+local function Table(tbl)
+  local id = tbl.identifier
+  local info = entry(id)
+  local long = tbl.caption.long
+  if not info or numbered[id] or #long == 0 or #long[#long].content == 0 then return nil end
+  local caption = long[#long].content
+  tbl.caption = {long = pandoc.Blocks{}}
+  tbl.identifier = ""
+  return as_float(id, info.kind, {tbl}, caption)
+end
+
+-- code with a `lst-` id and an `lst-cap`
+local function CodeBlock(code)
+  local id = code.identifier
+  local info = entry(id)
+  local cap = code.attributes["lst-cap"]
+  if not info or info.kind ~= "lst" or not cap or numbered[id] then return nil end
+  code.attributes["lst-cap"] = nil
+  code.identifier = ""
+  local parsed = pandoc.read(cap, "markdown").blocks
+  return as_float(id, "lst", {code}, #parsed > 0 and parsed[1].content or {})
+end
+
+-- a paragraph that is one image (or a link around one) with a float id: a figure even uncaptioned
+local function lone_image(para)
+  local c = para.content
+  if #c ~= 1 then return nil end
+  if c[1].t == "Image" then return c[1] end
+  if c[1].t == "Link" and #c[1].content == 1 and c[1].content[1].t == "Image" then return c[1].content[1] end
+end
+
+local function image_float(para)
+  local img = lone_image(para)
+  local info = img and entry(img.identifier)
+  if not info or numbered[img.identifier] or (info.kind ~= "fig" and info.kind ~= "tbl") then return nil end
+  local id, caption = img.identifier, img.caption
+  img.identifier = ""
+  img.caption = pandoc.Inlines{}
+  return as_float(id, info.kind, {pandoc.Plain(para.content)}, caption)
 end
 
 local function Figure(fig)
@@ -106,33 +173,44 @@ local function Figure(fig)
   return placed(fig, info.kind)
 end
 
-local function Para(para)
-  -- $$ ... $$ {#eq-label}: number the equation and drop the label text
-  for i, el in ipairs(para.content) do
-    if el.t == "Math" and el.mathtype == "DisplayMath" then
-      local j = i + 1
-      if para.content[j] and para.content[j].t == "Space" then j = j + 1 end
-      local lab = para.content[j]
-      if lab and lab.t == "Str" and lab.text:match("^{#eq%-.+}$") then
-        local label = lab.text:sub(3, -2)
-        local info = entry(label)
-        if info then
-          if FORMAT:match("html") then
-            el.text = el.text .. " \\tag{" .. info.number .. "}"
-          else
-            el.text = el.text .. " \\qquad (" .. info.number .. ")"
-          end
-          local span = pandoc.Span({el}, {id = label, class = "equation"})
-          local out = pandoc.List{}
-          for k = 1, i - 1 do out:insert(para.content[k]) end
-          out:insert(span)
-          for k = j + 1, #para.content do out:insert(para.content[k]) end
-          para.content = out
-          return para
-        end
+-- $$ ... $$ {#eq-label}, as Quarto's crossref/equations.lua reads it: display math, any spaces,
+-- then an attribute block starting `{#eq-` that may run over several inlines ({#eq-x alt="..."}).
+-- Every equation of the paragraph is numbered and its label text dropped.
+local function equations(block)
+  local c = block.content
+  local out, changed, i = pandoc.List{}, false, 1
+  while i <= #c do
+    local el = c[i]
+    local j = i + 1
+    while c[j] and c[j].t == "Space" do j = j + 1 end
+    local lab = c[j]
+    local label = el.t == "Math" and el.mathtype == "DisplayMath" and lab and lab.t == "Str"
+                  and lab.text:match("^{#(eq%-[^%s}]+)")
+    local info = label and entry(label)
+    if info then
+      local last = j
+      while c[last] and not (c[last].t == "Str" and c[last].text:match("}$")) do last = last + 1 end
+      if FORMAT:match("html") then
+        el.text = el.text .. " \\tag{" .. info.number .. "}"
+      else
+        el.text = el.text .. " \\qquad (" .. info.number .. ")"
       end
+      out:insert(pandoc.Span({el}, {id = label, class = "equation"}))
+      changed = true
+      i = (c[last] and last or j) + 1
+    else
+      out:insert(el)
+      i = i + 1
     end
   end
+  if changed then
+    block.content = out
+    return block
+  end
+end
+
+local function Para(para)
+  return equations(para) or image_float(para)
 end
 
 local function Cite(cite)
@@ -154,6 +232,6 @@ end
 
 return {
   {Meta = read_index},
-  {Header = Header, Div = float_div, Para = Para},
+  {Header = Header, Div = float_div, Para = Para, Plain = equations, Table = Table, CodeBlock = CodeBlock},
   {Figure = Figure, Cite = Cite},
 }
