@@ -1,0 +1,408 @@
+"""Schematic figures: pictures of how data moves, drawn from ``calc`` numbers.
+
+Each function draws one diagram on a canvas measured in inches (one axes filling the figure,
+its data units inches) and returns the figure. Every number printed on a diagram is computed
+by ``calc`` or passed in by the chapter cell from ``calc``; the diagrams choose only layout.
+
+Two rules keep them readable everywhere. They are at most ``MAX_WIDTH_IN`` wide, so that
+the reader shows them whole on a 390-pixel phone screen; their smallest text is ``SMALL`` pt,
+so that, shown at that width, it is at least 11 CSS pixels (``bookbuild.reader_html.figure_width``
+sizes each figure so; tests/figures/test_schematics.py checks both). The page darkens them
+for dark mode by inverting the SVG, like every static figure, so fills are light tints and
+text is black or a full palette colour.
+"""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+from matplotlib.colors import to_rgba
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
+
+from calc import fmt, intensity, llm, roofline, tiling
+from calc.cuda import LINE_BYTES
+from calc.dtypes import size_bytes
+
+#: widest canvas (inches): its natural size, 4/3 px per pt, fits a 390 px phone's column
+MAX_WIDTH_IN = 3.55
+#: smallest font (pt) and the normal one
+SMALL, TEXT = 8.5, 9.0
+COMPUTE, MEMORY, READ, WRITE, IDLE = "C0", "C3", "C0", "C1", "0.6"
+
+
+def tint(colour: str, alpha: float = 0.18):
+    """A light fill of ``colour`` (stays legible under the page's dark-mode inversion)."""
+    return to_rgba(colour, alpha)
+
+
+def canvas(width: float, height: float):
+    """A figure of ``width`` × ``height`` inches whose single axes has inch units, no frame."""
+    if width > MAX_WIDTH_IN:
+        raise ValueError(f"a schematic is at most {MAX_WIDTH_IN} in wide, got {width}")
+    fig = plt.figure(figsize=(width, height))
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(0, width)
+    ax.set_ylim(0, height)
+    ax.axis("off")
+    return fig, ax
+
+
+def box(ax, x, y, w, h, text="", colour="0.3", fill=None, size=TEXT, **kw):
+    """A rounded box with centred ``text``; (x, y) is its lower-left corner."""
+    ax.add_patch(FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0,rounding_size=0.05",
+                                fc=tint(colour) if fill is None else fill, ec=colour, lw=1))
+    if text:
+        ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=size, **kw)
+
+
+def arrow(ax, start, end, colour="0.25", width=1.2, style="-|>", mutation=9, **kw):
+    """A straight arrow from ``start`` to ``end`` (inches)."""
+    ax.add_patch(FancyArrowPatch(start, end, arrowstyle=style, mutation_scale=mutation, color=colour,
+                                 lw=width, shrinkA=0, shrinkB=0, **kw))
+
+
+# ----------------------------------------------------------------- chapter 1: data movement
+
+def hierarchy_path(levels):
+    """The path a byte climbs from the host to an SM's registers (``calc.hierarchy`` levels,
+    fastest first): one box a level with its capacity, one arrow a hop with the bandwidth
+    and latency of the level it leaves. Arrow widths grow with the logarithm of bandwidth."""
+    import math
+
+    by = {lv.name: lv for lv in levels}
+    regs = levels[0]
+    order = [lv for lv in levels[1:] if lv.capacity_bytes is not None]        # on the GPU
+    host = [lv for lv in levels if lv.capacity_bytes is None and lv.bw_bytes_per_s is not None]
+    W, row, gap = MAX_WIDTH_IN, 0.42, 0.46
+    H = row * (len(order) + 2) + gap * (len(order) + 1) + 0.25
+    fig, ax = canvas(W, H)
+    bx, bw = 0.05, 1.55
+    bws = [lv.bw_bytes_per_s.value for lv in levels if lv.bw_bytes_per_s]
+    lo, hi = math.log10(min(bws)), math.log10(max(bws))
+
+    def lw(v):
+        return 1.2 + 5.0 * (math.log10(v) - lo) / (hi - lo)
+
+    def capacity(lv):
+        return fmt.bytes_iec(lv.capacity_bytes.value)
+
+    y = H - row - 0.05
+    box(ax, bx, y, bw, row, f"SM registers\n{capacity(regs)} in all", COMPUTE, size=TEXT)
+    ax.text(bx + bw + 0.12, y + row / 2, "operands read\ninside the pipeline", fontsize=SMALL,
+            va="center", color="0.25")
+    tops = [y]
+    for lv in order:
+        y -= row + gap
+        box(ax, bx, y, bw, row, f"{lv.name}\n{capacity(lv)}", MEMORY if lv is order[-1] else COMPUTE,
+            size=SMALL)
+        tops.append(y)
+        top = y + row
+        arrow(ax, (bx + bw / 2, top), (bx + bw / 2, top + gap), width=lw(lv.bw_bytes_per_s.value))
+        lat = fmt.si(lv.latency_s.value, "s")
+        ax.text(bx + bw / 2 + 0.16, top + gap / 2,
+                f"{fmt.si(lv.bw_bytes_per_s.value, 'B/s')}\n≈ {lat} a load", fontsize=SMALL, va="center")
+    # the host: DRAM over PCIe x16 up into HBM, and the SSD beside it
+    y -= row + gap
+    dram = host[0]
+    box(ax, bx, y, bw, row, "host DRAM", "0.35", size=TEXT)
+    top = y + row
+    arrow(ax, (bx + bw / 2, top), (bx + bw / 2, top + gap), width=lw(dram.bw_bytes_per_s.value))
+    ax.text(bx + bw / 2 + 0.16, top + gap / 2, f"PCIe Gen4 x16\n{fmt.si(dram.bw_bytes_per_s.value, 'B/s')}"
+            " each way", fontsize=SMALL, va="center")
+    if len(host) > 1:
+        ssd = host[1]
+        sx = bx + bw + 0.45
+        box(ax, sx, y, W - sx - 0.05, row, "NVMe SSD", "0.35", size=TEXT)
+        arrow(ax, (sx, y + row / 2), (bx + bw, y + row / 2), width=lw(ssd.bw_bytes_per_s.value))
+        ax.text(sx + (W - sx - 0.05) / 2, y - 0.04, f"PCIe x4: {fmt.si(ssd.bw_bytes_per_s.value, 'B/s')}",
+                fontsize=SMALL, ha="center", va="top")
+    # where each level lives: the chip (registers to L2), the package (HBM), the host
+    y0, y1 = tops[len(order) - 1], tops[0] + row
+    ax.plot([W - 0.1] * 2, [y0, y1], color="0.45", lw=1)
+    ax.text(W - 0.15, (y0 + y1) / 2, "on the GPU chip", rotation=90, fontsize=SMALL, ha="right",
+            va="center", color="0.3")
+    ax.text(bx + bw + 0.12, tops[len(order)] + row / 2, "on the package,\nbeside the chip", fontsize=SMALL,
+            va="center", color="0.3")
+    ax.set_ylim(-0.16, H)
+    fig.set_size_inches(W, H + 0.16)
+    return fig
+
+
+def littles_law_pipe(bw: float, latency_s: float, cycles: int, value_bytes: int = 4):
+    """Little's law as a pipe between an SM and HBM: the pipe's length is the latency, its flow
+    the bandwidth, and what it holds, bandwidth × latency, is the data that must be in flight."""
+    in_flight = bw * latency_s
+    W, H = MAX_WIDTH_IN, 1.85
+    fig, ax = canvas(W, H)
+    y0, ph = 1.02, 0.42                                           # pipe bottom and height
+    box(ax, 0.02, y0 - 0.12, 0.5, ph + 0.24, "SM", COMPUTE, size=TEXT)
+    box(ax, W - 0.6, y0 - 0.12, 0.58, ph + 0.24, "HBM", MEMORY, size=TEXT)
+    x0, x1 = 0.6, W - 0.68
+    ax.add_patch(Rectangle((x0, y0), x1 - x0, ph, fc=tint("0.5", 0.12), ec="0.3", lw=1))
+    n = 9
+    step = (x1 - x0) / n
+    for k in range(n):                                            # data on its way to the SM
+        ax.add_patch(Rectangle((x0 + k * step + 0.05, y0 + 0.09), step - 0.1, ph - 0.18,
+                               fc=tint(MEMORY, 0.45), ec=MEMORY, lw=0.8))
+    arrow(ax, (x1 - 0.05, y0 + ph + 0.13), (x0 + 0.05, y0 + ph + 0.13), colour=MEMORY, width=1.2)
+    ax.text((x0 + x1) / 2, y0 + ph + 0.2, f"data flows at {fmt.si(bw, 'B/s')}", ha="center",
+            va="bottom", fontsize=TEXT, color="0.15")
+    ax.annotate("", (x0, y0 - 0.14), (x1, y0 - 0.14),
+                arrowprops=dict(arrowstyle="<|-|>", color="0.3", lw=1, mutation_scale=7, shrinkA=0, shrinkB=0))
+    ax.text((x0 + x1) / 2, y0 - 0.2, f"length = latency ≈ {fmt.si(latency_s, 's')}\n({cycles} clock cycles)",
+            ha="center", va="top", fontsize=SMALL)
+    lines = in_flight / LINE_BYTES
+    ax.text(W / 2, 0.02,
+            f"in flight = {fmt.si(bw, 'B/s')} × {fmt.si(latency_s, 's')} = {fmt.bytes_si(in_flight)}\n"
+            f"= {fmt.num(in_flight / value_bytes, 2)} FP32 values, or {fmt.num(lines, 2)} "
+            f"loads of {LINE_BYTES} B",
+            ha="center", va="bottom", fontsize=SMALL, color="0.1")
+    return fig
+
+
+# ----------------------------------------------------------------- chapter 2: roofline
+
+def tile_reuse(tiles, dtype: str = "bf16"):
+    """A T×T tile of A and one of B, loaded once into fast memory, feed a T×T×T block of
+    multiply-adds: each value loaded is used T times, so FLOPs per byte loaded grow with T.
+    FLOPs from ``calc.intensity.gemm``, bytes from ``calc.tiling.smem_bytes_per_block``."""
+    cell = 0.06
+    rows = [(T, intensity.gemm(T, T, T, dtype).flops, tiling.smem_bytes_per_block(T, dtype)) for T in tiles]
+    heights = [max(T * cell, 0.3) for T in tiles]
+    widest = max(tiles) * cell
+    xa, xb = 0.1, 0.1 + widest + 0.34
+    xt = xb + widest + 0.36
+    W = MAX_WIDTH_IN
+    H = sum(heights) + 0.34 * len(tiles) + 0.66
+    fig, ax = canvas(W, H)
+    ax.text(0.05, H - 0.04, f"A T × T tile of A and one of B, loaded once into\nfast memory: each "
+            f"value is used T times\n ({dtype.upper()}, {fmt.count(size_bytes(dtype), 'byte')} a value).",
+            fontsize=SMALL, va="top", color="0.2")
+    y = H - 0.56
+    for (T, flops, nbytes), h in zip(rows, heights):
+        y -= h + 0.34
+        side = T * cell
+        cy = y + h / 2
+        for k, (x, colour) in enumerate(((xa, "C0"), (xb, "C2"))):
+            for i in range(T):
+                for j in range(T):
+                    ax.add_patch(Rectangle((x + j * cell, cy - side / 2 + i * cell), cell, cell,
+                                           fc=tint(colour, 0.35), ec=colour, lw=0.6))
+            ax.text(x + side + 0.04, cy, "A" if k == 0 else "B", fontsize=SMALL, va="center", color=colour)
+        ax.text(xb - 0.12, cy, "×", fontsize=TEXT, ha="center", va="center")
+        ax.text(0.05, y + h + 0.05, f"T = {T}", fontsize=TEXT, va="bottom", weight="bold")
+        arrow(ax, (xt - 0.2, cy), (xt - 0.04, cy), width=1)
+        ax.text(xt, cy, f"{fmt.count(2 * T * T, 'value')} ({fmt.num(nbytes)} B) loaded\n"
+                f"{fmt.num(flops)} FLOPs done\n= {fmt.num(flops / nbytes)} FLOP per byte",
+                fontsize=SMALL, va="center")
+    return fig
+
+
+def transformer_layer(ops, peak: float, bw: float, dims: str):
+    """One transformer layer as a column of operations, top to bottom: each box names the
+    operation and the shapes it multiplies or touches (symbols, defined by ``dims``), and beside
+    it its HBM bytes and intensity; memory-bound operations are red, compute-bound blue.
+    ``ops``: (label, shape text, calc Cost)."""
+    W, row, gap = MAX_WIDTH_IN, 0.42, 0.12
+    H = len(ops) * (row + gap) + 0.66
+    fig, ax = canvas(W, H)
+    bw_box = 2.05
+    y = H - 0.16
+    for k, (label, shape, cost) in enumerate(ops):
+        y -= row
+        reg = roofline.regime(cost.intensity, peak, bw)
+        colour = COMPUTE if reg == "compute-bound" else MEMORY
+        box(ax, 0.05, y, bw_box, row, "", colour)
+        ax.text(0.12, y + row * 0.7, label, fontsize=TEXT, va="center")
+        ax.text(0.12, y + row * 0.27, shape, fontsize=SMALL, va="center", color="0.25")
+        ax.text(bw_box + 0.14, y + row * 0.7, fmt.bytes_si(cost.bytes_), fontsize=SMALL, va="center")
+        ax.text(bw_box + 0.14, y + row * 0.27, f"{fmt.num(cost.intensity)} FLOP/B", fontsize=SMALL,
+                va="center", color=colour)
+        if k < len(ops) - 1:
+            arrow(ax, (0.05 + bw_box / 2, y), (0.05 + bw_box / 2, y - gap), width=0.9, mutation=6)
+        y -= gap
+    ax.text(bw_box + 0.14, H - 0.02, "HBM bytes, FLOP/B", fontsize=SMALL, va="top", color="0.3")
+    ax.text(0.05, 0.3, dims, fontsize=SMALL, va="center")
+    ax.add_patch(Rectangle((0.05, 0.02), 0.16, 0.12, fc=tint(MEMORY), ec=MEMORY))
+    ax.text(0.26, 0.08, "memory-bound", fontsize=SMALL, va="center")
+    ax.add_patch(Rectangle((1.45, 0.02), 0.16, 0.12, fc=tint(COMPUTE), ec=COMPUTE))
+    ax.text(1.66, 0.08, "compute-bound", fontsize=SMALL, va="center")
+    return fig
+
+
+# ----------------------------------------------------------------- chapter 7: serving
+
+def kv_timeline(m, prompt_tokens: int, decode_steps: int, dtype: str = "bf16"):
+    """One sequence's KV cache over time, a row per step: prefill writes the whole prompt's
+    keys and values in one step; each decode step reads every cached token and appends one.
+    Bytes per token from ``calc.llm.model_kv_bytes_per_token``."""
+    per_token = llm.model_kv_bytes_per_token(m, dtype)
+    n = prompt_tokens + decode_steps
+    W = MAX_WIDTH_IN
+    cell, x0 = 0.16, 0.88
+    rows = decode_steps + 1
+    H = rows * 0.36 + 1.25
+    fig, ax = canvas(W, H)
+    ax.text(0.05, H - 0.05, f"one column = one token's keys and values:\n{fmt.num(m.layers)} layers × 2 × "
+            f"{fmt.num(m.kv_heads)} KV heads × {fmt.num(m.head_dim)} × {fmt.num(size_bytes(dtype))} B"
+            f" = {fmt.bytes_iec(per_token)}", fontsize=SMALL, va="top")
+    y = H - 0.72
+    ax.text(x0, y + 0.02, "token positions →", fontsize=SMALL, va="bottom", color="0.3")
+    for step in range(rows):
+        y -= 0.36
+        cached = 0 if step == 0 else prompt_tokens + step - 1
+        written = prompt_tokens if step == 0 else 1
+        for t in range(n):
+            if t < cached:
+                fc, ec = tint(READ, 0.35), READ
+            elif t < cached + written:
+                fc, ec = tint(WRITE, 0.75), WRITE
+            else:
+                fc, ec = "white", "0.75"
+            ax.add_patch(Rectangle((x0 + t * cell, y), cell * 0.92, 0.26, fc=fc, ec=ec, lw=0.7))
+        label = "prefill" if step == 0 else f"decode {step}"
+        if step == rows - 1:
+            ax.text(0.05, y - 0.04, "steps ↓", fontsize=SMALL, va="top", color="0.3")
+        ax.text(0.05, y + 0.13, label, fontsize=SMALL, va="center", weight="bold" if step == 0 else None)
+        right = x0 + n * cell + 0.06
+        text = (f"writes {fmt.bytes_iec(written * per_token)}" if step == 0 else
+                f"reads {fmt.bytes_iec(cached * per_token)}")
+        ax.text(right, y + 0.13, text, fontsize=SMALL, va="center")
+    ax.add_patch(Rectangle((0.05, 0.05), 0.15, 0.13, fc=tint(WRITE, 0.75), ec=WRITE))
+    ax.text(0.25, 0.11, "written this step", fontsize=SMALL, va="center")
+    ax.add_patch(Rectangle((1.75, 0.05), 0.15, 0.13, fc=tint(READ, 0.35), ec=READ))
+    ax.text(1.95, 0.11, "read this step", fontsize=SMALL, va="center")
+    ax.text(0.05, 0.3, f"a prompt of {fmt.count(prompt_tokens, 'token')} ({m.label}, {dtype.upper()})",
+            fontsize=SMALL, va="bottom", color="0.3")
+    return fig
+
+
+def head_sharing(m, dtype: str = "bf16"):
+    """Query heads and the key/value heads they read, for MHA, the model's own grouping and MQA:
+    one line a query head to its KV head; beside each, the KV cache per token (``calc.llm``)."""
+    kinds = []
+    for kv in (m.heads, m.kv_heads, 1):
+        v = m if kv == m.kv_heads else m.with_kv_heads(kv)
+        if all(v.kv_heads != k.kv_heads for k in kinds):
+            kinds.append(v)
+    W = MAX_WIDTH_IN
+    panel = 1.02
+    H = panel * len(kinds) + 0.3
+    fig, ax = canvas(W, H)
+    x0, span = 0.08, W - 0.16
+    qw = span / m.heads
+    ax.text(x0, H - 0.04, f"{fmt.num(m.heads)} query heads", fontsize=SMALL, va="top", color="C2")
+    ax.text(x0 + 1.3, H - 0.04, "read the cached keys and values", fontsize=SMALL, va="top", color=WRITE)
+    for p, v in enumerate(kinds):
+        top = H - p * panel - 0.25
+        ax.text(x0, top, f"{v.attention_kind}: {fmt.count(v.kv_heads, 'KV head')}, "
+                f"{fmt.bytes_iec(llm.model_kv_bytes_per_token(v, dtype))} a token", fontsize=TEXT, va="top",
+                weight="bold")
+        qy, ky = top - 0.42, top - 0.86
+        kw = span / v.kv_heads
+        for h in range(m.heads):
+            ax.add_patch(Rectangle((x0 + h * qw + qw * 0.1, qy), qw * 0.8, 0.16, fc=tint("C2", 0.5), ec="C2", lw=0.5))
+            g = h // v.group_size
+            arrow(ax, (x0 + (g + 0.5) * kw, ky + 0.16), (x0 + (h + 0.5) * qw, qy), colour="0.45",
+                  width=0.5, style="-")
+        for g in range(v.kv_heads):
+            ax.add_patch(Rectangle((x0 + g * kw + min(kw * 0.1, 0.05), ky), kw - 2 * min(kw * 0.1, 0.05), 0.16,
+                                   fc=tint(WRITE, 0.7), ec=WRITE, lw=0.6))
+    return fig
+
+
+def paged_blocks(lengths_tokens, max_tokens: int, block_tokens: int):
+    """Three sequences' KV cache, allocated two ways: a contiguous slab of ``max_tokens`` slots
+    each (``calc.llm.contiguous_allocation``), and blocks of ``block_tokens`` handed out as the
+    sequences grow, found through each sequence's block table (``calc.llm.block_tables``)."""
+    colours = ("C0", "C2", "C4", "C1", "C5")
+    cont = llm.contiguous_allocation(lengths_tokens, max_tokens)
+    paged = llm.paged_allocation(lengths_tokens, block_tokens)
+    tables = llm.block_tables(lengths_tokens, block_tokens)
+    nblocks = max(b for t in tables for b in t) + 1
+    W = MAX_WIDTH_IN
+    slot = min((W - 0.55) / max_tokens, 0.18)
+    n = len(lengths_tokens)
+    per_row = max(1, int((W - 1.15) // (block_tokens * slot + 0.08)))
+    mem_rows = -(-nblocks // per_row)
+    H = 0.6 + n * 0.3 + 0.35 + 0.45 + max(n * 0.3, mem_rows * 0.5) + 0.3
+    fig, ax = canvas(W, H)
+    names = [chr(ord("A") + i) for i in range(n)]
+    y = H - 0.05
+    ax.text(0.05, y, f"Contiguous: {fmt.num(max_tokens)} slots reserved each", fontsize=TEXT, va="top", weight="bold")
+    y -= 0.3
+    for i, length in enumerate(lengths_tokens):
+        y -= 0.3
+        ax.text(0.05, y + 0.1, names[i], fontsize=TEXT, va="center", color=colours[i])
+        for t in range(max_tokens):
+            used = t < length
+            ax.add_patch(Rectangle((0.3 + t * slot, y), slot * 0.9, 0.2, fc=tint(colours[i], 0.6) if used else "white",
+                                   ec=colours[i] if used else "0.6", lw=0.6, hatch=None if used else "////"))
+    y -= 0.08
+    ax.text(0.05, y, f"{fmt.num(cont.used_tokens)} tokens in {fmt.num(cont.allocated_tokens)} slots: "
+            f"{fmt.pct(cont.waste_fraction)} wasted", fontsize=SMALL, va="top")
+    y -= 0.42
+    ax.text(0.05, y, f"Paged: blocks of {fmt.count(block_tokens, 'slot')}, taken as needed",
+            fontsize=TEXT, va="top", weight="bold")
+    y -= 0.3
+    bw_ = block_tokens * slot
+    mem_x = W - per_row * (bw_ + 0.08) + 0.04
+    ax.text(0.05, y, "block tables", fontsize=SMALL, va="top", color="0.3")
+    ax.text(mem_x, y, "physical blocks in HBM", fontsize=SMALL, va="top", color="0.3")
+    owner = {b: (i, j) for i, t in enumerate(tables) for j, b in enumerate(t)}
+    where = {}
+    for b in range(nblocks):
+        i, j = owner[b]
+        x = mem_x + (b % per_row) * (bw_ + 0.08)
+        by = y - 0.55 - (b // per_row) * 0.5
+        where[b] = (x, by)
+        filled = min(block_tokens, lengths_tokens[i] - j * block_tokens)
+        for t in range(block_tokens):
+            used = t < filled
+            ax.add_patch(Rectangle((x + t * slot, by), slot * 0.9, 0.2,
+                                   fc=tint(colours[i], 0.6) if used else "white", ec=colours[i] if used else "0.6",
+                                   lw=0.6, hatch=None if used else "////"))
+        ax.text(x + bw_ / 2, by + 0.23, f"block {b}", fontsize=SMALL, ha="center", va="bottom", color="0.3")
+    ty = y - 0.25
+    for i, t in enumerate(tables):
+        ty -= 0.3
+        ax.text(0.05, ty + 0.1, f"{names[i]}: [{', '.join(str(b) for b in t)}]", fontsize=TEXT, va="center",
+                color=colours[i])
+    ax.text(0.05, 0.02, f"{fmt.num(paged.used_tokens)} tokens in {fmt.num(paged.allocated_tokens)} slots: "
+            f"{fmt.pct(paged.waste_fraction)} wasted", fontsize=SMALL, va="bottom")
+    return fig
+
+
+def batching_timelines(lengths_tokens, slots: int):
+    """The same queue of requests served by static batches and by continuous batching
+    (``calc.llm.static_batching``, ``continuous_batching``): batch slots down, decode steps across,
+    each request a bar as long as the tokens it generates; grey is a slot left idle."""
+    colours = [f"C{k}" for k in (0, 1, 2, 4, 5, 6, 8, 9)]
+    scheds = [llm.static_batching(lengths_tokens, slots), llm.continuous_batching(lengths_tokens, slots)]
+    steps = max(s.steps for s in scheds)
+    W = MAX_WIDTH_IN
+    x0 = 0.42
+    unit = (W - x0 - 0.08) / steps
+    panel = slots * 0.22 + 0.62
+    H = panel * 2 + 0.2
+    fig, ax = canvas(W, H)
+    for p, s in enumerate(scheds):
+        top = H - p * panel - 0.04
+        ax.text(0.05, top, f"{s.policy.capitalize()} batching: {fmt.count(s.steps, 'step')}, "
+                f"{fmt.pct(s.utilisation)} busy", fontsize=TEXT, va="top", weight="bold")
+        base = top - 0.3 - slots * 0.22
+        ax.add_patch(Rectangle((x0, base), s.steps * unit, slots * 0.22, fc=tint(IDLE, 0.35), ec="none"))
+        for slot in range(slots):
+            ax.text(x0 - 0.06, base + (slots - 1 - slot) * 0.22 + 0.1, f"slot {slot + 1}", fontsize=SMALL,
+                    ha="right", va="center")
+        for r, (slot, start, n) in enumerate(s.runs):
+            yy = base + (slots - 1 - slot) * 0.22 + 0.02
+            c = colours[r % len(colours)]
+            ax.add_patch(Rectangle((x0 + start * unit, yy), n * unit - 0.02, 0.17, fc=tint(c, 0.6), ec=c, lw=0.8))
+            ax.text(x0 + (start + n / 2) * unit, yy + 0.085, chr(ord("a") + r), fontsize=SMALL, ha="center",
+                    va="center")
+        if s.policy == "static":
+            for start in sorted({st for _, st, _ in s.runs})[1:]:
+                ax.plot([x0 + start * unit] * 2, [base - 0.03, base + slots * 0.22 + 0.03], color="0.2", lw=1, ls="--")
+    ax.annotate("", (x0 + steps * unit, 0.3), (x0, 0.3),
+                arrowprops=dict(arrowstyle="-|>", color="0.3", lw=1, mutation_scale=7, shrinkA=0, shrinkB=0))
+    ax.text(x0, 0.24, "decode steps (one token per request each)", fontsize=SMALL, va="top")
+    return fig
