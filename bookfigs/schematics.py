@@ -22,7 +22,7 @@ from calc.cuda import LINE_BYTES
 from calc.dtypes import size_bytes
 
 #: widest canvas (inches): its natural size, 4/3 px per pt, fits a 390 px phone's column
-MAX_WIDTH_IN = 3.55
+MAX_WIDTH_IN = 3.5
 #: smallest font (pt) and the normal one
 SMALL, TEXT = 8.5, 9.0
 COMPUTE, MEMORY, READ, WRITE, IDLE = "C0", "C3", "C0", "C1", "0.6"
@@ -246,6 +246,7 @@ def kv_timeline(m, prompt_tokens: int, decode_steps: int, dtype: str = "bf16"):
             f" = {fmt.bytes_iec(per_token)}", fontsize=SMALL, va="top")
     y = H - 0.72
     ax.text(x0, y + 0.02, "token positions →", fontsize=SMALL, va="bottom", color="0.3")
+    ax.text(0.05, y + 0.02, "steps ↓", fontsize=SMALL, va="bottom", color="0.3")
     for step in range(rows):
         y -= 0.36
         cached = 0 if step == 0 else prompt_tokens + step - 1
@@ -259,8 +260,6 @@ def kv_timeline(m, prompt_tokens: int, decode_steps: int, dtype: str = "bf16"):
                 fc, ec = "white", "0.75"
             ax.add_patch(Rectangle((x0 + t * cell, y), cell * 0.92, 0.26, fc=fc, ec=ec, lw=0.7))
         label = "prefill" if step == 0 else f"decode {step}"
-        if step == rows - 1:
-            ax.text(0.05, y - 0.04, "steps ↓", fontsize=SMALL, va="top", color="0.3")
         ax.text(0.05, y + 0.13, label, fontsize=SMALL, va="center", weight="bold" if step == 0 else None)
         right = x0 + n * cell + 0.06
         text = (f"writes {fmt.bytes_iec(written * per_token)}" if step == 0 else
@@ -289,8 +288,8 @@ def head_sharing(m, dtype: str = "bf16"):
     fig, ax = canvas(W, H)
     x0, span = 0.08, W - 0.16
     qw = span / m.heads
-    ax.text(x0, H - 0.04, f"{fmt.num(m.heads)} query heads", fontsize=SMALL, va="top", color="C2")
-    ax.text(x0 + 1.3, H - 0.04, "read the cached keys and values", fontsize=SMALL, va="top", color=WRITE)
+    ax.text(x0, H - 0.04, f"{fmt.num(m.heads)} query heads (green) read cached KV heads (orange)",
+            fontsize=SMALL, va="top", color="0.2")
     for p, v in enumerate(kinds):
         top = H - p * panel - 0.25
         ax.text(x0, top, f"{v.attention_kind}: {fmt.count(v.kv_heads, 'KV head')}, "
