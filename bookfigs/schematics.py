@@ -45,6 +45,14 @@ def canvas(width: float, height: float):
     return fig, ax
 
 
+def crop(fig, ax, bottom: float):
+    """Cut the canvas off below ``bottom`` (inches), for a diagram laid out from the top down."""
+    x0, x1 = ax.get_xlim()
+    top = ax.get_ylim()[1]
+    ax.set_ylim(bottom, top)
+    fig.set_size_inches(x1 - x0, top - bottom)
+
+
 def box(ax, x, y, w, h, text="", colour="0.3", fill=None, size=TEXT, **kw):
     """A rounded box with centred ``text``; (x, y) is its lower-left corner."""
     ax.add_patch(FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0,rounding_size=0.05",
@@ -164,17 +172,17 @@ def tile_reuse(tiles, dtype: str = "bf16"):
     """A T×T tile of A and one of B, loaded once into fast memory, feed a T×T×T block of
     multiply-adds: each value loaded is used T times, so FLOPs per byte loaded grow with T.
     FLOPs from ``calc.intensity.gemm``, bytes from ``calc.tiling.smem_bytes_per_block``."""
-    cell = 0.06
+    cell = 0.055
     rows = [(T, intensity.gemm(T, T, T, dtype).flops, tiling.smem_bytes_per_block(T, dtype)) for T in tiles]
     heights = [max(T * cell, 0.3) for T in tiles]
     widest = max(tiles) * cell
-    xa, xb = 0.1, 0.1 + widest + 0.34
-    xt = xb + widest + 0.36
+    xa, xb = 0.1, 0.1 + widest + 0.45
+    xt = xb + widest + 0.45
     W = MAX_WIDTH_IN
     H = sum(heights) + 0.34 * len(tiles) + 0.66
     fig, ax = canvas(W, H)
     ax.text(0.05, H - 0.04, f"A T × T tile of A and one of B, loaded once into\nfast memory: each "
-            f"value is used T times\n ({dtype.upper()}, {fmt.count(size_bytes(dtype), 'byte')} a value).",
+            f"value is used T times\n({dtype.upper()}, {fmt.count(size_bytes(dtype), 'byte')} a value).",
             fontsize=SMALL, va="top", color="0.2")
     y = H - 0.56
     for (T, flops, nbytes), h in zip(rows, heights):
@@ -187,7 +195,7 @@ def tile_reuse(tiles, dtype: str = "bf16"):
                     ax.add_patch(Rectangle((x + j * cell, cy - side / 2 + i * cell), cell, cell,
                                            fc=tint(colour, 0.35), ec=colour, lw=0.6))
             ax.text(x + side + 0.04, cy, "A" if k == 0 else "B", fontsize=SMALL, va="center", color=colour)
-        ax.text(xb - 0.12, cy, "×", fontsize=TEXT, ha="center", va="center")
+        ax.text(xb - 0.16, cy, "×", fontsize=TEXT, ha="center", va="center")
         ax.text(0.05, y + h + 0.05, f"T = {T}", fontsize=TEXT, va="bottom", weight="bold")
         arrow(ax, (xt - 0.2, cy), (xt - 0.04, cy), width=1)
         ax.text(xt, cy, f"{fmt.count(2 * T * T, 'value')} ({fmt.num(nbytes)} B) loaded\n"
@@ -365,8 +373,10 @@ def paged_blocks(lengths_tokens, max_tokens: int, block_tokens: int):
         ty -= 0.3
         ax.text(0.05, ty + 0.1, f"{names[i]}: [{', '.join(str(b) for b in t)}]", fontsize=TEXT, va="center",
                 color=colours[i])
-    ax.text(0.05, 0.02, f"{fmt.num(paged.used_tokens)} tokens in {fmt.num(paged.allocated_tokens)} slots: "
+    bottom = min(min(by for _, by in where.values()) - 0.3, ty - 0.2)
+    ax.text(0.05, bottom, f"{fmt.num(paged.used_tokens)} tokens in {fmt.num(paged.allocated_tokens)} slots: "
             f"{fmt.pct(paged.waste_fraction)} wasted", fontsize=SMALL, va="bottom")
+    crop(fig, ax, bottom - 0.04)
     return fig
 
 
