@@ -415,3 +415,123 @@ def batching_timelines(lengths_tokens, slots: int):
                 arrowprops=dict(arrowstyle="-|>", color="0.3", lw=1, mutation_scale=7, shrinkA=0, shrinkB=0))
     ax.text(x0, 0.24, "decode steps (one token per request each)", fontsize=SMALL, va="top")
     return fig
+
+
+# ----------------------------------------------------------------- chapter 3: inside a GPU
+
+def bank_passes(cases):
+    """Shared memory's banks as columns and passes as rows: for each (title, stride in 4-byte
+    words), lane i of a warp reads word i · stride, and its cell lands in its bank
+    (``calc.cuda.bank_of``) at the pass in which that bank serves it. A tower is a conflict."""
+    from calc import cuda
+
+    cell = (MAX_WIDTH_IN - 0.55) / cuda.SMEM_BANKS
+    row = min(cell, 0.06)
+    layouts = []
+    for title, stride in cases:
+        addrs = [lane * stride * cuda.SMEM_BANK_BYTES for lane in range(cuda.WARP_SIZE)]
+        words: dict[int, list[int]] = {}
+        place = []
+        for lane, a in enumerate(addrs):
+            bank, word = cuda.bank_of(a), a // cuda.SMEM_BANK_BYTES
+            seen = words.setdefault(bank, [])
+            if word not in seen:
+                seen.append(word)
+            place.append((lane, bank, seen.index(word)))
+        passes = cuda.bank_conflict_degree_of(addrs)
+        assert passes == max(p for _, _, p in place) + 1
+        layouts.append((title, stride, place, passes))
+    W = MAX_WIDTH_IN
+    H = sum(0.62 + p * row for *_, p in layouts) + 0.35
+    fig, ax = canvas(W, H)
+    x0 = 0.45
+    y = H - 0.04
+    for title, stride, place, passes in layouts:
+        ax.text(0.05, y, f"{title}: {fmt.count(passes, 'pass', 'passes')}", fontsize=TEXT, va="top",
+                weight="bold", color=MEMORY if passes > 1 else "C2")
+        base = y - 0.34 - passes * row
+        ax.add_patch(Rectangle((x0, base), cuda.SMEM_BANKS * cell, passes * row, fc="none", ec="0.6", lw=0.6))
+        for lane, bank, p in place:
+            colour = MEMORY if passes > 1 else "C2"
+            ax.add_patch(Rectangle((x0 + bank * cell, base + p * row), cell * 0.9, row * 0.9,
+                                   fc=tint(colour, 0.6), ec=colour, lw=0.4))
+        idle = cuda.SMEM_BANKS - len({bank for _, bank, _ in place})
+        if idle and passes > 4:
+            ax.text(x0 + (cuda.SMEM_BANKS + 1) * cell / 2, base + passes * row / 2,
+                    f"{fmt.num(idle)} banks idle", fontsize=SMALL, ha="center", va="center", color="0.3")
+        ax.text(x0 - 0.05, base + passes * row / 2, "passes" if passes > 1 else "1 pass", fontsize=SMALL,
+                ha="right", va="center", rotation=90 if passes > 4 else 0, color="0.3")
+        y = base - 0.28
+    for b in (0, cuda.SMEM_BANKS - 1):
+        ax.text(x0 + (b + 0.45) * cell, y + 0.24, str(b), fontsize=SMALL, ha="center", va="top", color="0.3")
+    ax.text(x0 + cuda.SMEM_BANKS * cell / 2, y + 0.24, f"bank ({fmt.num(cuda.SMEM_BANKS)} in all)",
+            fontsize=SMALL, ha="center", va="top", color="0.3")
+    crop(fig, ax, y - 0.02)
+    return fig
+
+
+# ----------------------------------------------------------------- chapter 6: attention
+
+def flash_streaming(N: int, d: int, block_rows: int, block_cols: int, dtype: str, score_dtype: str = "fp32"):
+    """FlashAttention with query blocks outside (the chapter's Kernel 4): one thread block keeps
+    its ``block_rows`` queries and their output on chip and streams K and V through shared memory
+    in blocks of ``block_cols`` keys; each block of scores is made, used and dropped there. HBM
+    traffic from ``calc.attention`` beside standard attention's, which writes S and P."""
+    import math
+
+    from calc import attention
+
+    s = size_bytes(dtype)
+    tr, tc = math.ceil(N / block_rows), math.ceil(N / block_cols)
+    flash = attention.flash_query_outer(N, d, block_rows, dtype)
+    std = attention.naive(N, d, dtype)
+    W = MAX_WIDTH_IN
+    H = 4.0
+    fig, ax = canvas(W, H)
+    # HBM: Q, K, V, O as N × d strips cut into blocks
+    ax.add_patch(Rectangle((0.02, 2.75), W - 0.04, 1.23, fc=tint(MEMORY, 0.08), ec=MEMORY, lw=0.8))
+    ax.text(0.1, 3.93, f"HBM: Q, K, V and O, {fmt.num(N)} × {fmt.num(d)} each ({dtype.upper()})",
+            fontsize=SMALL, va="top", color=MEMORY)
+    top, hgt, sw = 3.7, 0.88, 0.34
+    strips = {}
+    for k, (name, blocks, hi) in enumerate((("Q", tr, 2), ("K", tc, 5), ("V", tc, 5), ("O", tr, 2))):
+        x = 0.3 + k * 0.82
+        strips[name] = x
+        h = hgt / blocks
+        for b in range(blocks):
+            colour = "C2" if name in "QO" else "C0"
+            ax.add_patch(Rectangle((x, top - (b + 1) * h), sw, h, fc=tint(colour, 0.6 if b == hi else 0.12),
+                                   ec=colour, lw=0.5))
+        ax.text(x + sw + 0.05, top - hgt / 2, name, fontsize=TEXT, va="center")
+    # on chip: the blocks in shared memory, the scores made and dropped there
+    ax.add_patch(Rectangle((0.02, 0.95), W - 0.04, 1.3, fc=tint(COMPUTE, 0.08), ec=COMPUTE, lw=0.8))
+    ax.text(0.09, 1.0, "on chip:\none thread\nblock", fontsize=SMALL, va="bottom", color=COMPUTE)
+    by, bh = 1.55, 0.4
+    items = [("Qᵢ", block_rows, "C2", "Q"), ("Kⱼ", block_cols, "C0", "K"), ("Vⱼ", block_cols, "C0", "V"),
+             ("Oᵢ", block_rows, "C2", "O")]
+    mid = (2.75 + by + bh) / 2
+    for name, rows_, colour, strip in items:
+        x = strips[strip]
+        bx = x + sw / 2 - 0.33
+        box(ax, bx, by, 0.66, bh, "", colour, fill=tint(colour, 0.45))
+        ax.text(bx + 0.33, by + bh * 0.68, name, fontsize=TEXT, ha="center", va="center")
+        ax.text(bx + 0.33, by + bh * 0.28, f"{rows_} × {d}", fontsize=SMALL, ha="center", va="center")
+        if strip == "O":
+            arrow(ax, (x + sw / 2, by + bh), (x + sw / 2, top - hgt), colour=colour, width=1.2)
+        else:
+            arrow(ax, (x + sw / 2, top - hgt), (x + sw / 2, by + bh), colour=colour, width=1.2)
+    ax.text(strips["Q"] + sw / 2 + 0.07, mid, "once", fontsize=SMALL, va="center")
+    ax.text((strips["K"] + strips["V"]) / 2 + sw / 2, mid, f"{tc} blocks,\nin turn", fontsize=SMALL,
+            va="center", ha="center")
+    ax.text(strips["O"] + sw / 2 - 0.07, mid, "once,\nfinished", fontsize=SMALL, va="center", ha="right")
+    sx = strips["K"] - 0.12
+    sw_ = strips["O"] + sw + 0.05 - sx
+    box(ax, sx, 1.03, sw_, 0.42, "", "0.35", fill=tint("0.5", 0.2))
+    ax.text(sx + sw_ / 2, 1.33, f"Sᵢⱼ = Qᵢ Kⱼᵀ: {block_rows} × {block_cols}, {score_dtype.upper()}",
+            fontsize=SMALL, ha="center", va="center")
+    ax.text(sx + sw_ / 2, 1.13, "made, used and dropped here", fontsize=SMALL, ha="center", va="center", color="0.3")
+    ax.text(0.05, 0.87, f"HBM traffic at N = {fmt.num(N)}: {fmt.bytes_si(flash.bytes_)}, against\n"
+            f"{fmt.bytes_si(std.bytes_)} for standard attention, which writes S and P",
+            fontsize=SMALL, va="top")
+    crop(fig, ax, 0.5)
+    return fig

@@ -171,3 +171,34 @@ def test_batching_timelines_count_steps_and_busy_slots():
 def test_a_canvas_wider_than_a_phone_is_refused():
     with pytest.raises(ValueError, match="at most"):
         schematics.canvas(schematics.MAX_WIDTH_IN + 0.5, 2)
+
+
+# ------------------------------------------------------------------------------ chapter 3
+
+def test_bank_passes_stack_conflicting_lanes_into_passes():
+    from calc import cuda
+    cases = [("tile[32][32], a column", 32), ("stride 2", 2), ("tile[32][33], a column", 33)]
+    texts, width, px = drawn(lambda: schematics.bank_passes(cases))
+    fits_a_phone(width, px)
+    for title, stride in cases:
+        has(texts, f"{title}: {fmt.count(cuda.bank_conflicts(stride), 'pass', 'passes')}")
+    has(texts, "31 banks idle", "bank (32 in all)")
+    with matplotlib.rc_context(fname=str(ROOT / "matplotlibrc")):
+        fig = schematics.bank_passes([("stride 4", 4)])
+    cells = [p for p in fig.axes[0].patches if p.get_height() < 0.06 and p.get_width() < 0.1]
+    assert len(cells) == cuda.WARP_SIZE                                      # one cell a lane
+    rows = {round(c.get_y(), 4) for c in cells}
+    assert len(rows) == cuda.bank_conflicts(4) == 4                         # stacked four passes high
+    plt.close(fig)
+
+
+# ------------------------------------------------------------------------------ chapter 6
+
+def test_flash_streaming_states_the_kernels_blocks_and_traffic():
+    texts, width, px = drawn(lambda: schematics.flash_streaming(1024, 128, 128, 64, "fp16"))
+    fits_a_phone(width, px)
+    k4, std = attention.flash_query_outer(1024, 128, 128, "fp16"), attention.naive(1024, 128, "fp16")
+    has(texts, "1,024 × 128 each (FP16)", "128 × 128", "64 × 128", "16 blocks,", "128 × 64, FP32",
+        fmt.bytes_si(k4.bytes_), fmt.bytes_si(std.bytes_))
+    longer, _, _ = drawn(lambda: schematics.flash_streaming(2048, 64, 64, 32, "fp16"))
+    has(longer, "2,048 × 64 each", "64 blocks,", fmt.bytes_si(attention.flash_query_outer(2048, 64, 64, "fp16").bytes_))
