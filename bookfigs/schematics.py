@@ -535,3 +535,95 @@ def flash_streaming(N: int, d: int, block_rows: int, block_cols: int, dtype: str
             fontsize=SMALL, va="top")
     crop(fig, ax, 0.5)
     return fig
+
+
+# ----------------------------------------------------------------- chapter 4: CUDA threads
+
+def thread_hierarchy(grid, block, sm_count: int, device_label: str):
+    """CUDA's levels beside the hardware that runs them: a grid of blocks dealt out to the SMs,
+    one block's threads coloured by the warp ``calc.cuda.warp_of`` puts them in, and one warp."""
+    from calc import cuda
+
+    W = MAX_WIDTH_IN
+    H = 4.1
+    fig, ax = canvas(W, H)
+    tx = 1.75                                                     # the hardware column
+    # the grid: an icon of at most 8 × 8 blocks
+    gx, gy = min(grid.x, 8), min(grid.y, 8)
+    c = 0.1
+    top = H - 0.3
+    ax.text(0.05, H - 0.04, f"Grid: {fmt.num(grid.x)} × {fmt.num(grid.y)} blocks", fontsize=TEXT, va="top",
+            weight="bold")
+    for i in range(gy):
+        for j in range(gx):
+            on = (i, j) == (1, 2)
+            ax.add_patch(Rectangle((0.1 + j * c, top - (i + 1) * c), c * 0.85, c * 0.85,
+                                   fc=tint("C0", 0.7 if on else 0.2), ec="C0", lw=0.4))
+    if grid.x > gx or grid.y > gy:
+        ax.text(0.1 + gx * c + 0.03, top - gy * c / 2, "…", fontsize=TEXT, va="center")
+    ax.text(tx, top - 0.1, f"dealt out to the {device_label}'s\n{fmt.num(sm_count)} SMs as room appears,\n"
+            "in any order", fontsize=SMALL, va="top")
+    # one block: its threads, coloured by warp
+    btop = top - gy * c - 0.45
+    ax.text(0.05, btop + 0.25, f"Block: {block.x} × {block.y} = {fmt.num(block.count)} threads, "
+            f"{fmt.count(cuda.warps_per_block(block.count), 'warp')}", fontsize=TEXT, va="top", weight="bold")
+    cc = min(0.085, 1.5 / block.x)
+    colours = ("C1", "C2", "C4", "C5", "C6", "C8", "C9", "C0")
+    for y_ in range(block.y):
+        for x_ in range(block.x):
+            w, _ = cuda.warp_of(cuda.Dim3(x_, y_, 0), block)
+            ax.add_patch(Rectangle((0.1 + x_ * cc, btop - (y_ + 1) * cc), cc * 0.9, cc * 0.9,
+                                   fc=tint(colours[w % len(colours)], 0.55), ec="none"))
+    ax.text(tx, btop - 0.05, "one SM runs them all at\nonce; they share its shared\n"
+            "memory and wait together\nat __syncthreads()", fontsize=SMALL, va="top")
+    ax.text(tx, btop - block.y * cc + 0.02, "a colour = one warp", fontsize=SMALL, va="bottom", color="0.3")
+    # one warp
+    wtop = btop - block.y * cc - 0.42
+    ax.text(0.05, wtop + 0.25, f"Warp: {cuda.WARP_SIZE} consecutive threads",
+            fontsize=TEXT, va="top", weight="bold")
+    lw_ = 1.5 / cuda.WARP_SIZE
+    for lane in range(cuda.WARP_SIZE):
+        ax.add_patch(Rectangle((0.1 + lane * lw_, wtop - 0.2), lw_ * 0.85, 0.17, fc=tint(colours[0], 0.55),
+                               ec=colours[0], lw=0.3))
+    ax.text(0.1, wtop - 0.24, "lane 0", fontsize=SMALL, va="top", color="0.3")
+    ax.text(0.1 + 1.5, wtop - 0.24, f"{cuda.WARP_SIZE - 1}", fontsize=SMALL, va="top", ha="right", color="0.3")
+    ax.text(tx, wtop - 0.03, "issued one instruction\nat a time for all its lanes", fontsize=SMALL, va="top")
+    crop(fig, ax, wtop - 0.5)
+    return fig
+
+
+def waves(blocks_total: int, sm_count: int, blocks_per_sm: int):
+    """A grid's blocks in waves: each wave fills every SM's ``blocks_per_sm`` slots, the last
+    only partly (the tail). One bar a wave, as high as the slots of the whole GPU."""
+    import math
+
+    per_wave = sm_count * blocks_per_sm
+    n = math.ceil(blocks_total / per_wave)
+    W = MAX_WIDTH_IN
+    H = 2.5
+    fig, ax = canvas(W, H)
+    x0, bar_h, base = 0.1, 1.5, 0.5
+    width = (W - x0 - 0.05) / n
+    for k in range(n):
+        used = min(per_wave, blocks_total - k * per_wave)
+        x = x0 + k * width
+        ax.add_patch(Rectangle((x, base), width * 0.85, bar_h, fc=tint(IDLE, 0.3), ec="0.45", lw=0.8))
+        colour = "C0" if used == per_wave else MEMORY
+        ax.add_patch(Rectangle((x, base), width * 0.85, bar_h * used / per_wave, fc=tint(colour, 0.55),
+                               ec=colour, lw=0.8))
+        tail = used < per_wave
+        ax.text(x + width * 0.425, base + bar_h * used / per_wave / 2,
+                f"{fmt.num(used)}\nblocks" + (f",\n{fmt.pct(used / per_wave)}\nof a wave" if tail else ""),
+                fontsize=SMALL, ha="center", va="center")
+        ax.text(x + width * 0.425, base - 0.05, f"wave {k + 1}" + (" (tail)" if tail else ""), fontsize=SMALL,
+                ha="center", va="top", color=MEMORY if tail else "black")
+        if tail and bar_h * (1 - used / per_wave) > 0.15:
+            ax.text(x + width * 0.425, base + bar_h * (1 + used / per_wave) / 2, "idle", fontsize=SMALL,
+                    ha="center", va="center", color="0.3")
+    ax.text(0.05, H - 0.04, f"{fmt.num(blocks_total)} blocks; a wave = {fmt.num(sm_count)} SMs × "
+            f"{blocks_per_sm} = {fmt.num(per_wave)} blocks", fontsize=SMALL, va="top")
+    ax.annotate("", (W - 0.05, 0.2), (x0, 0.2),
+                arrowprops=dict(arrowstyle="-|>", color="0.3", lw=1, mutation_scale=7, shrinkA=0, shrinkB=0))
+    ax.text(x0, 0.12, "time", fontsize=SMALL, va="top", color="0.3")
+    crop(fig, ax, -0.05)
+    return fig

@@ -202,3 +202,32 @@ def test_flash_streaming_states_the_kernels_blocks_and_traffic():
         fmt.bytes_si(k4.bytes_), fmt.bytes_si(std.bytes_))
     longer, _, _ = drawn(lambda: schematics.flash_streaming(2048, 64, 64, 32, "fp16"))
     has(longer, "2,048 × 64 each", "64 blocks,", fmt.bytes_si(attention.flash_query_outer(2048, 64, 64, "fp16").bytes_))
+
+
+# ------------------------------------------------------------------------------ chapter 4
+
+def test_thread_hierarchy_colours_threads_by_their_warp():
+    from calc import cuda
+    texts, width, px = drawn(lambda: schematics.thread_hierarchy(cuda.Dim3(64, 64), cuda.Dim3(16, 16), 132, "H100"))
+    fits_a_phone(width, px)
+    has(texts, "Grid: 64 × 64 blocks", "Block: 16 × 16 = 256 threads, 8 warps", "H100's", "132 SMs",
+        "Warp: 32 consecutive threads")
+    with matplotlib.rc_context(fname=str(ROOT / "matplotlibrc")):
+        fig = schematics.thread_hierarchy(cuda.Dim3(4, 4), cuda.Dim3(32, 4), 132, "H100")
+    # a 32 × 4 block: four warps, one a row, so every row of cells has one colour and rows differ
+    cells = [p for p in fig.axes[0].patches if p.get_width() < 0.05 and p.get_height() < 0.05
+             and type(p).__name__ == "Rectangle" and p.get_edgecolor()[3] == 0]
+    by_row: dict = {}
+    for p in cells:
+        by_row.setdefault(round(p.get_y(), 4), set()).add(p.get_facecolor())
+    assert len(by_row) == 4 and all(len(c) == 1 for c in by_row.values())
+    assert len({next(iter(c)) for c in by_row.values()}) == 4
+    plt.close(fig)
+
+
+def test_waves_end_in_a_tail_of_what_is_left():
+    texts, width, px = drawn(lambda: schematics.waves(4096, 132, 8))
+    fits_a_phone(width, px)
+    has(texts, "a wave = 132 SMs × 8 = 1,056 blocks", "wave 4 (tail)", "928", f"{fmt.pct(928 / 1056)}", "idle")
+    exact, _, _ = drawn(lambda: schematics.waves(2112, 132, 8))
+    assert "wave 2" in "\n".join(exact) and "tail" not in "\n".join(exact)
