@@ -33,6 +33,12 @@ def tint(colour: str, alpha: float = 0.18):
     return to_rgba(colour, alpha)
 
 
+def solid(colour: str, alpha: float = 0.18):
+    """``tint`` blended onto white: an opaque light fill that hides what lies beneath."""
+    r, g, b, _ = to_rgba(colour)
+    return (1 - alpha + alpha * r, 1 - alpha + alpha * g, 1 - alpha + alpha * b, 1.0)
+
+
 def canvas(width: float, height: float):
     """A figure of ``width`` × ``height`` inches whose single axes has inch units, no frame."""
     if width > MAX_WIDTH_IN:
@@ -626,4 +632,79 @@ def waves(blocks_total: int, sm_count: int, blocks_per_sm: int):
                 arrowprops=dict(arrowstyle="-|>", color="0.3", lw=1, mutation_scale=7, shrinkA=0, shrinkB=0))
     ax.text(x0, 0.12, "time", fontsize=SMALL, va="top", color="0.3")
     crop(fig, ax, -0.05)
+    return fig
+
+
+# ----------------------------------------------------------------- chapter 5: tiling and systolic arrays
+
+def fringe_tiles(cases):
+    """Each (n, T): an n × n output drawn to scale on its grid of T × T tiles
+    (``calc.tiling.tile_count``); the part of the tiles outside the matrix is hatched."""
+    W = MAX_WIDTH_IN
+    side = 1.45
+    H = side + 1.0
+    fig, ax = canvas(W, H)
+    for k, (n, T) in enumerate(cases):
+        tc = tiling.tile_count(n, n, T)
+        span = tc.rows * T
+        u = side / span
+        x0, y0 = 0.1 + k * (side + 0.3), 0.62
+        ax.add_patch(Rectangle((x0, y0), side, side, fc="white", ec="0.5", lw=0.6, hatch="////"))
+        ax.add_patch(Rectangle((x0, y0 + side - n * u), n * u, n * u, fc=solid("C0", 0.55), ec="C0", lw=0.8))
+        for i in range(tc.rows + 1):
+            ax.plot([x0 + i * T * u] * 2, [y0, y0 + side], color="0.2", lw=0.9)
+            ax.plot([x0, x0 + side], [y0 + i * T * u] * 2, color="0.2", lw=0.9)
+        ax.text(x0, H - 0.04, f"{fmt.num(n)} × {fmt.num(n)} output,\n{fmt.num(T)} × {fmt.num(T)} tiles",
+                fontsize=TEXT, va="top", weight="bold")
+        ax.text(x0, y0 - 0.06, f"{fmt.count(tc.total, 'tile')}, {fmt.num(tc.partial)} partial\n"
+                f"{fmt.pct(tc.utilisation)} of slots useful", fontsize=SMALL, va="top")
+    crop(fig, ax, 0.12)
+    return fig
+
+
+def dataflows(M: int, K: int, N: int, R: int, C: int, dtype: str = "fp16"):
+    """The three dataflows of C = AB on an R × C array: which operand sits in the PEs, which
+    stream through, and how often each crosses between buffer and array (``calc.systolic.traffic``,
+    reads per element)."""
+    from calc import systolic
+
+    flows = (("weight", "Weight-stationary", "B"), ("output", "Output-stationary", "C"),
+             ("input", "Input-stationary", "A"))
+    colours = {"A": "C1", "B": "C0", "C": "C2"}
+    W = MAX_WIDTH_IN
+    panel = 1.42
+    H = panel * 3 + 0.62
+    fig, ax = canvas(W, H)
+    ax.text(0.05, H - 0.04, f"Crossings per element between buffer and array,\nfor M × K × N = {fmt.num(M)} × {fmt.num(K)} × "
+            f"{fmt.num(N)}\non a {R} × {C} array", fontsize=SMALL, va="top", color="0.3")
+    g, c = 4, 0.15
+    for p, (key, title, still) in enumerate(flows):
+        t = systolic.traffic(M, K, N, R, C, key, dtype)
+        top = H - 0.62 - p * panel
+        ax.text(0.05, top, f"{title}: {still} stays in the PEs", fontsize=TEXT, va="top", weight="bold")
+        gx, gy = 0.55, top - 0.5 - g * c
+        for i in range(g):
+            for j in range(g):
+                ax.add_patch(Rectangle((gx + j * c, gy + i * c), c * 0.88, c * 0.88,
+                                       fc=tint(colours[still], 0.55), ec=colours[still], lw=0.5))
+        ax.text(gx + g * c / 2, gy + g * c / 2, still, fontsize=TEXT, ha="center", va="center", weight="bold")
+        for m in (m for m in "ABC" if m != still):
+            col = colours[m]
+            if m == "A":                                    # A enters from the left
+                arrow(ax, (gx - 0.35, gy + g * c / 2), (gx - 0.04, gy + g * c / 2), colour=col, width=1.4)
+                ax.text(gx - 0.38, gy + g * c / 2, "A", fontsize=TEXT, ha="right", va="center", color=col)
+            elif m == "B":                                  # B from the top
+                arrow(ax, (gx + g * c / 2, gy + g * c + 0.24), (gx + g * c / 2, gy + g * c + 0.02), colour=col,
+                      width=1.4)
+                ax.text(gx + g * c / 2 + 0.06, gy + g * c + 0.15, "B", fontsize=TEXT, va="center", color=col)
+            else:                                           # partial sums of C leave at the bottom
+                arrow(ax, (gx + g * c / 2, gy - 0.02), (gx + g * c / 2, gy - 0.24), colour=col, width=1.4)
+                ax.text(gx + g * c / 2 + 0.06, gy - 0.15, "C (partial sums)", fontsize=SMALL, va="center",
+                        color=col)
+        times = (("A", t.a_reads / (M * K), "read"), ("B", t.b_reads / (K * N), "read"),
+                 ("C", t.c_writes / (M * N), "written"))
+        lines = [f"{m} {verb} " + (fmt.count(int(x), "time") if float(x).is_integer() else f"{fmt.num(x)} times")
+                 for m, x, verb in times]
+        ax.text(1.6, gy + g * c / 2, "\n".join(lines), fontsize=SMALL, va="center", linespacing=1.4)
+    crop(fig, ax, H - 0.62 - 3 * panel + 0.05)
     return fig

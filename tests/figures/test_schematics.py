@@ -231,3 +231,24 @@ def test_waves_end_in_a_tail_of_what_is_left():
     has(texts, "a wave = 132 SMs × 8 = 1,056 blocks", "wave 4 (tail)", "928", f"{fmt.pct(928 / 1056)}", "idle")
     exact, _, _ = drawn(lambda: schematics.waves(2112, 132, 8))
     assert "wave 2" in "\n".join(exact) and "tail" not in "\n".join(exact)
+
+
+# ------------------------------------------------------------------------------ chapter 5
+
+def test_fringe_tiles_state_each_cases_tiles_and_useful_share():
+    texts, width, px = drawn(lambda: schematics.fringe_tiles([(129, 128), (40, 16)]))
+    fits_a_phone(width, px)
+    for n, T in ((129, 128), (40, 16)):
+        tc = tiling.tile_count(n, n, T)
+        has(texts, f"{n} × {n} output,", f"{T} × {T} tiles", f"{fmt.count(tc.total, 'tile')}, {tc.partial} partial",
+            f"{fmt.pct(tc.utilisation)} of slots useful")
+
+
+def test_dataflows_count_crossings_per_element_from_calc():
+    texts, width, px = drawn(lambda: schematics.dataflows(128, 8192, 8192, 128, 128))
+    fits_a_phone(width, px)
+    has(texts, "Weight-stationary: B stays in the PEs", "Output-stationary: C stays in the PEs",
+        "Input-stationary: A stays in the PEs", "A read 64 times", "C written 64 times", "C written 1 time",
+        "128 × 8,192 × 8,192")
+    square, _, _ = drawn(lambda: schematics.dataflows(256, 256, 256, 128, 128))
+    assert "\n".join(square).count("read 2 times") == 4            # each moving input read twice
