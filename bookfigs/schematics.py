@@ -708,3 +708,94 @@ def dataflows(M: int, K: int, N: int, R: int, C: int, dtype: str = "fp16"):
         ax.text(1.6, gy + g * c / 2, "\n".join(lines), fontsize=SMALL, va="center", linespacing=1.4)
     crop(fig, ax, H - 0.62 - 3 * panel + 0.05)
     return fig
+
+
+def standard_attention(N: int, d: int, dtype: str = "fp16"):
+    """Standard attention as three kernels, a row each, with the matrices drawn to scale (N × d
+    strips, N × N squares): every kernel reads its inputs from HBM and writes its output there,
+    so S and P each cross twice. The total is ``calc.attention.naive``'s."""
+    from calc import attention
+
+    s = size_bytes(dtype)
+    nd, nn = N * d * s, N * N * s
+    total = attention.naive(N, d, dtype).bytes_
+    assert 4 * nd + 4 * nn == total, "the three kernels' traffic is Algorithm 0's"
+    W = MAX_WIDTH_IN
+    sq = 0.62
+    strip = max(sq * d / N, 0.04)
+    row = sq + 0.55
+    H = 3 * row + 0.95
+    fig, ax = canvas(W, H)
+
+    def mat(x, y, w, h, name, colour):
+        ax.add_patch(Rectangle((x, y + sq - h), w, h, fc=tint(colour, 0.5), ec=colour, lw=0.8))
+        ax.text(x + w / 2, y + sq + 0.03, name, fontsize=TEXT, ha="center", va="bottom")
+        return x + w
+
+    tall, wide = (strip, sq), (sq, strip)                    # N × d and d × N
+    steps = [
+        ([("Q", tall, "C2"), ("Kᵀ", wide, "C0")], "S = QKᵀ", ("S", (sq, sq), MEMORY), 2 * nd, nn),
+        ([("S", (sq, sq), MEMORY)], "softmax", ("P", (sq, sq), MEMORY), nn, nn),
+        ([("P", (sq, sq), MEMORY), ("V", tall, "C0")], "O = PV", ("O", tall, "C2"), nn + nd, nd),
+    ]
+    ax.text(0.05, H - 0.04, f"N = {fmt.num(N)}, d = {fmt.num(d)}, {dtype.upper()}: an N × d matrix is "
+            f"{fmt.bytes_iec(nd)},\nan N × N one {fmt.bytes_iec(nn)}", fontsize=SMALL, va="top", color="0.3")
+    for k, (ins, op, (oname, (ow, oh), ocol), read, wrote) in enumerate(steps):
+        y = H - 0.62 - (k + 1) * row + 0.35
+        x = 0.1
+        for name, (w, h), colour in ins:
+            x = mat(x, y, w, h, name, colour) + 0.1
+        kx = 1.55
+        arrow(ax, (x - 0.04, y + sq / 2), (kx - 0.03, y + sq / 2), width=1)
+        box(ax, kx, y + sq / 2 - 0.18, 0.78, 0.36, op, "0.3", fill=tint("0.5", 0.15), size=SMALL)
+        arrow(ax, (kx + 0.8, y + sq / 2), (kx + 0.98, y + sq / 2), width=1)
+        mat(kx + 1.02, y, ow, oh, oname, ocol)
+        ax.text(0.1, y - 0.06, f"kernel {k + 1}: reads {fmt.bytes_iec(read)}, writes {fmt.bytes_iec(wrote)}",
+                fontsize=SMALL, va="top")
+    ax.text(0.05, 0.04, f"HBM traffic in all: {fmt.bytes_si(total)}; S and P alone,\nwritten and read "
+            f"back, are {fmt.pct(4 * nn / total)} of it", fontsize=SMALL, va="bottom")
+    return fig
+
+
+def sm_anatomy(device):
+    """One streaming multiprocessor of ``device`` (a ``calc.specs`` GPU): its sub-partitions,
+    each with a warp scheduler, a slice of the register file and a Tensor Core, over the SRAM that
+    L1 and shared memory split; below it, the L2 and HBM that all the SMs share."""
+    lim = device.limits
+    parts = lim.sub_partitions
+    regs = device.value("register_file_per_sm_bytes")
+    tcs = device.value("tensor_cores") / device.sm_count / parts if device.has("tensor_cores") else None
+    tc_line = ("" if tcs is None else "\n" + (fmt.count(int(tcs), "Tensor Core") if float(tcs).is_integer()
+                                              else f"{fmt.num(tcs)} Tensor Cores"))
+    W = MAX_WIDTH_IN
+    H = 3.55
+    fig, ax = canvas(W, H)
+    sm_top, sm_bottom = H - 0.05, 1.2
+    ax.add_patch(FancyBboxPatch((0.03, sm_bottom), W - 0.06, sm_top - sm_bottom,
+                                boxstyle="round,pad=0,rounding_size=0.06", fc="white", ec=COMPUTE, lw=1.2))
+    ax.text(0.12, sm_top - 0.06, f"One SM of the {device.label}", fontsize=TEXT, va="top", weight="bold",
+            color=COMPUTE)
+    cols = 2
+    pw, ph = (W - 0.06 - 0.1 * (cols + 1)) / cols, 0.62
+    for k in range(parts):
+        r, c = divmod(k, cols)
+        x = 0.13 + c * (pw + 0.1)
+        y = sm_top - 0.3 - (r + 1) * (ph + 0.08)
+        box(ax, x, y, pw, ph, "", COMPUTE)
+        ax.text(x + 0.07, y + ph - 0.06, f"warp scheduler\nregisters: {fmt.bytes_iec(regs / parts)}{tc_line}",
+                fontsize=SMALL, va="top", linespacing=1.25)
+    rows = -(-parts // cols)
+    y_l1 = sm_top - 0.3 - rows * (ph + 0.08) - 0.42
+    box(ax, 0.13, y_l1, W - 0.26, 0.36, "", "C2")
+    ax.text(W / 2, y_l1 + 0.18, f"L1 + shared memory: {fmt.bytes_iec(device.value('l1_smem_per_sm_bytes'))}"
+            f" (up to {fmt.bytes_iec(lim.smem_per_sm_bytes)} shared)", fontsize=SMALL, ha="center", va="center")
+    ax.set_ylim(0, H)
+    # beneath: the whole GPU
+    arrow(ax, (W / 2, sm_bottom - 0.01), (W / 2, 0.97), width=1.2, style="<|-|>")
+    ax.text(W / 2 + 0.08, 1.085, f"× {fmt.num(device.sm_count)} SMs", fontsize=SMALL, va="center")
+    box(ax, 0.03, 0.56, W - 0.06, 0.4, f"L2 cache: {fmt.bytes_iec(device.value('l2_bytes'))}, shared by all SMs",
+        "0.35", size=SMALL)
+    arrow(ax, (W / 2, 0.55), (W / 2, 0.42), width=1.2, style="<|-|>")
+    box(ax, 0.03, 0.02, W - 0.06, 0.38, f"{device.value('mem_type')}: {fmt.bytes_iec(device.mem_capacity_bytes)}",
+        MEMORY, size=SMALL)
+    return fig

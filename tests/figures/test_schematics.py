@@ -252,3 +252,27 @@ def test_dataflows_count_crossings_per_element_from_calc():
         "128 × 8,192 × 8,192")
     square, _, _ = drawn(lambda: schematics.dataflows(256, 256, 256, 128, 128))
     assert "\n".join(square).count("read 2 times") == 4            # each moving input read twice
+
+
+def test_sm_anatomy_reads_its_parts_from_the_device():
+    for name in ("a100-sxm-40gb", "h100-sxm"):
+        dev = specs.device(name)
+        texts, width, px = drawn(lambda: schematics.sm_anatomy(dev))
+        fits_a_phone(width, px)
+        parts = dev.limits.sub_partitions
+        assert "\n".join(texts).count("warp scheduler") == parts
+        has(texts, f"One SM of the {dev.label}", f"registers: {fmt.bytes_iec(dev.value('register_file_per_sm_bytes') / parts)}",
+            f"L1 + shared memory: {fmt.bytes_iec(dev.value('l1_smem_per_sm_bytes'))}",
+            f"up to {fmt.bytes_iec(dev.limits.smem_per_sm_bytes)} shared", f"× {fmt.num(dev.sm_count)} SMs",
+            f"L2 cache: {fmt.bytes_iec(dev.value('l2_bytes'))}", fmt.bytes_iec(dev.mem_capacity_bytes))
+        assert ("1 Tensor Core" in "\n".join(texts)) == dev.has("tensor_cores")   # drawn only where sourced
+
+
+def test_standard_attention_adds_up_to_algorithm_0():
+    texts, width, px = drawn(lambda: schematics.standard_attention(1024, 128, "fp16"))
+    fits_a_phone(width, px)
+    has(texts, "kernel 1: reads 512 KiB, writes 2.00 MiB", "kernel 2: reads 2.00 MiB, writes 2.00 MiB",
+        "kernel 3: reads 2.25 MiB, writes 256 KiB", fmt.bytes_si(attention.naive(1024, 128, "fp16").bytes_),
+        "S = QKᵀ", "softmax", "O = PV")
+    longer, _, _ = drawn(lambda: schematics.standard_attention(4096, 64, "fp16"))
+    has(longer, "N = 4,096, d = 64", fmt.bytes_si(attention.naive(4096, 64, "fp16").bytes_))
