@@ -6,7 +6,7 @@ by ``calc`` or passed in by the chapter cell from ``calc``; the diagrams choose 
 
 Two rules keep them readable everywhere. They are at most ``MAX_WIDTH_IN`` wide, so that
 the reader shows them whole on a 390-pixel phone screen; their smallest text is ``SMALL`` pt,
-so that, shown at that width, it is at least 11 CSS pixels (``bookbuild.reader_html.figure_width``
+so that, shown at that width, it is at least 11 CSS pixels (``bookbuild.html.reader.figure_width``
 sizes each figure so; tests/figures/test_schematics.py checks both). The page darkens them
 for dark mode by inverting the SVG, like every static figure, so fills are light tints and
 text is black or a full palette colour.

@@ -1,6 +1,6 @@
 """The schematic figures (bookfigs.schematics): what each draws, that its numbers are calc's
 (drawn again from other inputs, the labels follow), and that a phone shows it whole with text of
-at least 11 CSS pixels, at the width the book's reader gives it (bookbuild.reader_html)."""
+at least 11 CSS pixels, at the width the book's reader gives it (bookbuild.html.reader)."""
 from __future__ import annotations
 
 import html
@@ -14,7 +14,7 @@ import pytest
 matplotlib.use("svg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from bookbuild.reader_html import MIN_TEXT_PX, figure_width  # noqa: E402
+from bookbuild.html.reader import MIN_TEXT_PX, figure_width  # noqa: E402
 from bookfigs import schematics  # noqa: E402
 from calc import attention, fmt, hierarchy, intensity, llm, specs, tiling  # noqa: E402
 from calc.cuda import LINE_BYTES  # noqa: E402
