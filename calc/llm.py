@@ -422,3 +422,70 @@ def paged_allocation(lengths_tokens: Sequence[int], block_tokens: int = 16) -> A
         _count("sequence length", n)
     return Allocation(sum(lengths_tokens),
                       sum(math.ceil(n / block_tokens) * block_tokens for n in lengths_tokens))
+
+
+# ------------------------------------------------------------------ batching schedules
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Where and when each request of a batching policy runs: ``runs[i] = (slot, first step,
+    steps)`` for request ``i`` (one token per step), and the steps the whole queue takes."""
+
+    policy: str
+    slots: int
+    runs: tuple[tuple[int, int, int], ...]
+    steps: int
+
+    @property
+    def utilisation(self) -> float:
+        """Slot-steps that produce a token, as a fraction of all ``slots × steps``."""
+        return sum(n for _, _, n in self.runs) / (self.slots * self.steps) if self.steps else 0.0
+
+
+def _queue(lengths_tokens: Sequence[int], slots: int) -> None:
+    _count("slots", slots, 1)
+    for n in lengths_tokens:
+        _count("tokens to generate", n, 1)
+
+
+def static_batching(lengths_tokens: Sequence[int], slots: int) -> Schedule:
+    """A queue of requests (all waiting at step 0, ``lengths_tokens`` new tokens each) served in
+    fixed batches of ``slots``: a batch runs until its longest member finishes, then the next starts."""
+    _queue(lengths_tokens, slots)
+    runs, start = [], 0
+    for first in range(0, len(lengths_tokens), slots):
+        group = lengths_tokens[first:first + slots]
+        runs += [(k, start, n) for k, n in enumerate(group)]
+        start += max(group)
+    return Schedule("static", slots, tuple(runs), start)
+
+
+def continuous_batching(lengths_tokens: Sequence[int], slots: int) -> Schedule:
+    """The same queue with iteration-level scheduling (Orca's continuous batching): after every
+    step, a slot whose request finished takes the next waiting request."""
+    _queue(lengths_tokens, slots)
+    free_at = [0] * slots
+    runs = []
+    for n in lengths_tokens:
+        k = min(range(slots), key=lambda s: (free_at[s], s))
+        runs.append((k, free_at[k], n))
+        free_at[k] += n
+    return Schedule("continuous", slots, tuple(runs), max(free_at) if runs else 0)
+
+
+def block_tables(lengths_tokens: Sequence[int], block_tokens: int = 16) -> list[list[int]]:
+    """The block table of each sequence when all grow together, one token per step, and a
+    sequence takes the lowest free physical block whenever its last block is full (PagedAttention).
+    ``tables[i][j]`` is the physical block that holds logical block ``j`` of sequence ``i``."""
+    _count("block_tokens", block_tokens, 1)
+    for n in lengths_tokens:
+        _count("sequence length", n)
+    tables: list[list[int]] = [[] for _ in lengths_tokens]
+    taken = 0
+    for t in range(max(lengths_tokens, default=0)):
+        for i, n in enumerate(lengths_tokens):
+            if t < n and t % block_tokens == 0:
+                tables[i].append(taken)
+                taken += 1
+    return tables

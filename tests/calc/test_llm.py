@@ -178,3 +178,47 @@ def test_intensity_limit_is_approached_from_below():
     assert steps[-1] > 0.97 * limit
     # the small elementwise operations keep it just below: they add bytes per sequence
     assert limit < H100.ridge_point("bf16") / 5
+
+
+# --------------------------------------------------------------- batching and block tables
+
+def test_static_batching_waits_for_the_longest_request_of_each_batch():
+    s = llm.static_batching([5, 2, 7, 3, 4, 6, 2, 5], 4)
+    assert s.steps == 7 + 6                              # the two batches' longest requests
+    assert [r for r in s.runs if r[1] == 7] == [(0, 7, 4), (1, 7, 6), (2, 7, 2), (3, 7, 5)]
+    assert s.utilisation == pytest.approx(34 / (4 * 13))
+
+
+def test_continuous_batching_gives_a_freed_slot_to_the_next_request():
+    s = llm.continuous_batching([5, 2, 7, 3, 4, 6, 2, 5], 4)
+    # b (2 tokens) frees slot 1 after step 2, so e starts there; d frees slot 3 after step 3, so f
+    assert s.runs[4] == (1, 2, 4) and s.runs[5] == (3, 3, 6)
+    assert s.steps == 11 and s.utilisation == pytest.approx(34 / 44)
+    for slot in range(4):                                # no slot runs two requests at once
+        spans = sorted((start, start + n) for k, start, n in s.runs if k == slot)
+        assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+
+
+def test_continuous_batching_never_takes_longer_than_static():
+    import random
+    rng = random.Random(7)
+    for _ in range(50):
+        q = [rng.randint(1, 40) for _ in range(rng.randint(1, 30))]
+        slots = rng.randint(1, 8)
+        assert llm.continuous_batching(q, slots).steps <= llm.static_batching(q, slots).steps
+
+
+def test_schedules_refuse_empty_requests_and_no_slots():
+    with pytest.raises(ValueError, match="slots"):
+        llm.static_batching([3], 0)
+    with pytest.raises(ValueError, match="tokens to generate"):
+        llm.continuous_batching([3, 0], 2)
+
+
+def test_block_tables_interleave_growing_sequences_and_match_the_paged_allocation():
+    lengths = [7, 3, 12]
+    tables = llm.block_tables(lengths, 4)
+    assert tables == [[0, 3], [1], [2, 4, 5]]
+    assert sorted(b for t in tables for b in t) == list(range(6))   # every block used once
+    assert sum(len(t) for t in tables) * 4 == llm.paged_allocation(lengths, 4).allocated_tokens
+    assert llm.block_tables([0, 5], 16) == [[], [0]]
