@@ -76,6 +76,17 @@ def num(x: float, sig: int = 3) -> str:
     return text
 
 
+def about(x: float, sig: int = 1) -> str:
+    """A round value for prose, after "about": ``x`` to ``sig`` significant figures, integers
+    included (``num`` prints those exactly). Exact values belong in tables and widgets.
+
+    >>> about(325), about(295.5), about(221184, 2)
+    ('300', '300', '220,000')
+    """
+    _finite(x)
+    return num(float(x), sig)
+
+
 def fixed(x: float, decimals: int) -> str:
     """``x`` with a fixed number of decimals; raises if a non-zero ``x`` would read "0".
 
