@@ -30,6 +30,8 @@ def test_about_rounds_integers_too():
     assert fmt.about(325) == "300"           # ...about rounds it for prose
     assert fmt.about(221184, 2) == "220,000"
     assert fmt.about(0.463) == "0.5"
+    assert fmt.about(153) == "150" and fmt.about(0.0125) == "0.013"   # a leading 1 keeps two figures
+    assert fmt.about(-153) == "-150" and fmt.about(0) == "0"
     with pytest.raises(ValueError):
         fmt.about(float("nan"))
 
