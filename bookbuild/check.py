@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .project import config as config_mod
-from . import pandoc, quarto_rules
+from . import pandoc, quarto_rules, teaching_rules
 from .project.config import BIB_KEY, _as_list
 from .errors import BuildError, line_of
 from .pandoc.convert import CAPTION_KEYS
@@ -247,6 +247,7 @@ class Linter:
                     labels[label] = ch.source.as_posix()
         self.check_quarto_rules(cfg, pages)
         self.check_terms_and_widgets(pages)
+        self.check_teaching(pages)
         bib = self.bib_keys(cfg)
         outputs = {ch.output.as_posix(): ch for ch in cfg.chapters}
         ids = {ch.output.as_posix(): _ids(page["ast"]) for ch, page in pages if page}
@@ -262,6 +263,14 @@ class Linter:
         has_widgets = any(page and '.widget' in page["text"] and 'name=' in page["text"] for _, page in pages)
         for rule in (quarto_rules.filter_paths(self.root, cfg.filters),
                      quarto_rules.undeclared_assets(self.root, cfg, SHELL, WIDGET_HEAD, has_widgets)):
+            for file, line, message in rule:
+                self.add(file, line, "error", message)
+
+    def check_teaching(self, pages: list) -> None:
+        """bookbuild/teaching_rules.py: terms met before their chapter, Predicts answered above."""
+        read = [(ch.source.as_posix(), page["text"], page["front"]) for ch, page in pages if page]
+        for rule in (teaching_rules.terms_before_introduction(self.root, read),
+                     teaching_rules.predict_answered_above(self.root, read)):
             for file, line, message in rule:
                 self.add(file, line, "error", message)
 

@@ -76,6 +76,21 @@ def num(x: float, sig: int = 3) -> str:
     return text
 
 
+def about(x: float, sig: int = 1) -> str:
+    """A round value for prose, after "about": ``x`` to ``sig`` significant figures, integers
+    included (``num`` prints those exactly). One figure is too coarse when the leading digit is 1
+    (153 would read "200"), so such values keep two. Exact values belong in tables and widgets.
+
+    >>> about(325), about(295.5), about(153), about(221184, 2)
+    ('300', '300', '150', '220,000')
+    """
+    _finite(x)
+    x = float(x)
+    if sig == 1 and x != 0 and f"{abs(x):e}".startswith("1"):
+        sig = 2
+    return num(x, sig)
+
+
 def fixed(x: float, decimals: int) -> str:
     """``x`` with a fixed number of decimals; raises if a non-zero ``x`` would read "0".
 

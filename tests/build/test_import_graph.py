@@ -15,7 +15,7 @@ FORMATS = ("html", "pdf", "epub")       # one package per output format
 LAYERS = [("errors", "cache", "typst_markup"),           # helpers for every stage and format
           ("project",), ("execute",), ("pandoc",), ("editions",),
           FORMATS,
-          ("build", "check", "quarto_rules", "progress", "preview", "__main__", "bookbuild")]
+          ("build", "check", "quarto_rules", "teaching_rules", "progress", "preview", "__main__", "bookbuild")]
 
 
 def modules(root: Path = PACKAGE) -> dict[str, Path]:

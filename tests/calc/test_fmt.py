@@ -25,6 +25,17 @@ def test_num_uses_separators_and_significant_figures():
     assert fmt.num(1234567.0) == "1,230,000"
 
 
+def test_about_rounds_integers_too():
+    assert fmt.num(325, 1) == "325"          # num keeps an int exact...
+    assert fmt.about(325) == "300"           # ...about rounds it for prose
+    assert fmt.about(221184, 2) == "220,000"
+    assert fmt.about(0.463) == "0.5"
+    assert fmt.about(153) == "150" and fmt.about(0.0125) == "0.013"   # a leading 1 keeps two figures
+    assert fmt.about(-153) == "-150" and fmt.about(0) == "0"
+    with pytest.raises(ValueError):
+        fmt.about(float("nan"))
+
+
 def test_num_prints_integers_exactly():
     assert fmt.num(1024) == "1,024"
     assert fmt.num(2**31 - 1) == "2,147,483,647"

@@ -48,6 +48,7 @@ local function html(div, kind, title)
 end
 
 local function typst(div, kind, title)
+  if div.classes:includes("takeaway") then kind = "takeaway" end  -- a rule to carry away: its own colour
   local head = pandoc.write(pandoc.Pandoc({pandoc.Plain(title)}), "typst")
   local out = pandoc.Blocks{pandoc.RawBlock("typst",
     '#callout(kind: "' .. kind .. '", title: [' .. head:gsub("%s+$", "") .. '])[')}

@@ -1,0 +1,197 @@
+"""Rules of ``bookbuild check`` for how the book teaches (issue #36), read from the sources:
+
+* a glossary term used in a chapter that neither introduces it nor builds on (directly, or
+  through the chapters it builds on) the chapter that does: a term met before its chapter, or
+  in a chapter whose "Builds on" does not lead to it. Only the first use is reported, and a first
+  use marked ``[term]{.term}`` is fine: it links to the definition (a hover in HTML, the
+  glossary in print), as is one followed within 60 words by the marked term (a heading that
+  names what the paragraph below it defines). Only chapters with a ``prerequisites:`` list are read (not the preface or
+  the appendices);
+* a Predict whose answer stands in the 300 words above it: the key of its Reveal (the first
+  sentence's first inline expression that the question does not itself show, else that sentence's
+  words less hedges such as "about" or "roughly" and bare answers such as "no" or "the same")
+  found in the prose, headings or figure and table captions before the Predict. A collapsed
+  Reveal above is not read: a reader has not seen it.
+
+Each rule returns ``(file, line, message)`` tuples; ``check.py`` reports them as errors.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from .project.config import _as_list
+
+Finding = tuple[Path, "int | None", str]
+
+TERM_SPAN = re.compile(r"\[([^\]]+)\]\{\.term(?:[^}]*?\bkey=\"([^\"]+)\")?[^}]*\}")
+INLINE_EXPR = re.compile(r"`\{python\}\s+([^`]+?)`")
+NEAR = 60                         # words after a first use within which its [term]{.term} may follow
+WINDOW = 300                      # words above a Predict in which its answer must not stand
+HEDGES = {"about", "roughly", "around", "approximately", "nearly", "almost", "several", "some", "a", "an",
+          "the", "well", "only", "just", "or", "more", "less", "fewer", "than", "it", "is", "by", "at",
+          "least", "most", "over", "under", "few", "and", "no", "yes", "none", "not", "same", "all", "of"}
+
+
+def _key(name: str) -> str:
+    return " ".join(name.lower().split())
+
+
+def _term_pattern(term: str) -> re.Pattern:
+    words = [re.escape(w) for w in term.split()]
+    body = r"\s+".join(words)
+    flags = 0 if any(c.isupper() for c in term) else re.I
+    return re.compile(r"(?<![\w/-])" + body + r"(?:s|es)?(?![\w/-])", flags)
+
+
+def _blank(text: str, start: int, end: int) -> str:
+    return text[:start] + re.sub(r"[^\n]", " ", text[start:end]) + text[end:]
+
+
+def prose_only(text: str) -> str:
+    """The page as a reader reads its prose, same length and lines: front matter, code (fenced and
+    inline), math, attributes, link targets, cross-references, comments and the "Learning goals"
+    box blanked, and a term span's brackets and attributes blanked (its words kept)."""
+    out = text
+    if out.startswith("---"):
+        end = out.find("\n---", 3)
+        if end > 0:
+            out = _blank(out, 0, end + 4)
+    for pattern in (r"^(```|~~~).*?^\1[ \t]*$", r"<!--.*?-->", r"\$\$.*?\$\$", r"(?<!\\)\$[^$\n]+?\$",
+                    r"`[^`\n]*`", r"\]\([^)\n]*\)", r"@(?:sec|fig|tbl|eq|lst)-[\w:-]+", r"\[@[^\]]*\]"):
+        for m in reversed(list(re.finditer(pattern, out, re.S | re.M))):
+            out = _blank(out, m.start(), m.end())
+    for m in reversed(list(re.finditer(r"\{[^{}\n]*\}", out))):
+        out = _blank(out, m.start(), m.end())
+    goals = re.search(r"^:::+ *$", out[m.end():], re.M) if (m := re.search(
+        r"^:::+.*[Ll]earning goals.*$", text, re.M)) else None
+    if m and goals:
+        out = _blank(out, m.start(), m.end() + goals.end())
+    return out
+
+
+def _closure(source: str, prerequisites: dict[str, list[str]]) -> set[str]:
+    seen: set[str] = set()
+    todo = list(prerequisites.get(source, []))
+    while todo:
+        p = todo.pop()
+        if p not in seen:
+            seen.add(p)
+            todo.extend(prerequisites.get(p, []))
+    return seen
+
+
+def terms_before_introduction(root: Path, pages: Iterable[tuple[str, str, dict]]) -> Iterator[Finding]:
+    """``pages``: (source path relative to the root, text, front matter) in book order."""
+    pages = list(pages)
+    introduced: dict[str, tuple[str, str]] = {}          # key -> (chapter, name as declared)
+    for source, _, front in pages:
+        for t in _as_list(front.get("terms")):
+            if isinstance(t, dict) and t.get("term"):
+                introduced.setdefault(_key(str(t["term"])), (source, str(t["term"])))
+    prerequisites = {source: [str(p) for p in _as_list(front.get("prerequisites"))] for source, _, front in pages}
+    for source, text, front in pages:
+        if "prerequisites" not in front:
+            continue
+        prose = prose_only(text)
+        marked: dict[str, list[int]] = {}                # key -> offsets of its {.term} spans
+        for m in TERM_SPAN.finditer(text):
+            key = _key(m.group(2) or m.group(1))
+            for k in (key, re.sub("es$", "", key), re.sub("s$", "", key)):
+                if k in introduced:
+                    marked.setdefault(k, []).append(m.start())
+                    break
+        builds_on = _closure(source, prerequisites)
+        path = root / source
+        for key, (home, name) in introduced.items():
+            uses = [m.start() for m in _term_pattern(name).finditer(prose)]
+            if not uses:
+                continue
+            first = uses[0]
+            spans = marked.get(key, [])
+            ends = [w.end() for w in re.finditer(r"\S+", prose[first:])][:NEAR]
+            near = first + (ends[-1] if ends else 0)
+            if any(first - 1 <= s <= near for s in spans):
+                continue                                 # the first use links to the definition, or a
+                                                         # heading's use is defined just below it
+            if home == source:
+                continue
+            line = text.count("\n", 0, first) + 1
+            if home not in builds_on:
+                yield (path, line, f'term "{name}" is used here ({len(uses)} time{"s" * (len(uses) > 1)}) but '
+                                   f'introduced in {home}, which this chapter does not build on: define it at '
+                                   f'first use, mark the first use [{name}]{{.term}}, or list {home} under '
+                                   '`prerequisites:`')
+
+
+def _words_before(prose: str, end: int, n: int) -> tuple[str, int]:
+    """The last ``n`` words of ``prose[:end]`` as one lower-case string, and where they start."""
+    matches = list(re.finditer(r"\S+", prose[:end]))
+    start = matches[-n].start() if len(matches) >= n else 0
+    return prose[start:end], start
+
+
+def _reveal_key(body: str) -> tuple[list[str], list[str]]:
+    """(inline expressions, content words) of a Reveal's first sentence."""
+    first = re.split(r"(?<=[.!?])\s", " ".join(body.split()), maxsplit=1)[0]
+    exprs = [" ".join(e.split()) for e in INLINE_EXPR.findall(first)]
+    if exprs:
+        return exprs, []
+    words = re.findall(r"[A-Za-z0-9%]+", re.sub(r"`[^`]*`|\$[^$]*\$", " ", first).lower())
+    return [], [w for w in words if w not in HEDGES]
+
+
+def _without_reveals(text: str) -> str:
+    """``text`` with each collapsed Reveal's body blanked (a reader above has not opened it)."""
+    out = text
+    for m in reversed(list(re.finditer(r"^:::+\s*\{[^}]*title=\"Reveal\"[^}]*\}\s*$(.*?)^:::+\s*$", text, re.S | re.M))):
+        out = _blank(out, m.start(1), m.end(1))
+    return out
+
+
+def _cell_captions(text: str) -> str:
+    """``text`` with each fenced cell's code blanked but its fig-cap / tbl-cap kept in place."""
+    out = text
+    for m in reversed(list(re.finditer(r"^```\{python\}.*?^```[ \t]*$", text, re.S | re.M))):
+        block = m.group(0)
+        kept = "\n".join(line if re.match(r"#\|\s*(fig|tbl)-cap:", line) else re.sub(r"[^\n]", " ", line)
+                         for line in block.split("\n"))
+        out = out[:m.start()] + kept + out[m.end():]
+    return out
+
+
+def predict_answered_above(root: Path, pages: Iterable[tuple[str, str, dict]]) -> Iterator[Finding]:
+    for source, text, _ in pages:
+        path = root / source
+        opens = list(re.finditer(r"^:::+\s*\{[^}]*\.predict\b[^}]*\}\s*$", text, re.M))
+        for m in opens:
+            reveal = re.compile(r"^:::+\s*\{[^}]*title=\"Reveal\"[^}]*\}\s*$", re.M).search(text, m.end())
+            if not reveal:
+                continue
+            close = re.compile(r"^:::+\s*$", re.M).search(text, reveal.end())
+            body = text[reveal.end(): close.start() if close else len(text)]
+            exprs, words = _reveal_key(body)
+            question = " ".join(text[m.end():reveal.start()].split())
+            exprs = [e for e in exprs if "{python} " + e not in question][:1]   # the answer leads
+            if not exprs and not words:
+                continue
+            line = text.count("\n", 0, m.start()) + 1
+            if exprs:
+                # expressions as written, in prose and captions above (the 300 words, with a
+                # cell's captions); code cells' bodies are not prose
+                above = _cell_captions(_without_reveals(text[:m.start()]))
+                window, _ = _words_before(above, len(above), WINDOW)
+                found = [e for e in exprs if "{python} " + e in " ".join(window.split())]
+                if found:
+                    yield (path, line, f"Predict answered above it: its Reveal's key figure `{{python}} {found[0]}` "
+                                       f"stands in the {WINDOW} words before the Predict; move the Predict up")
+                continue
+            above = prose_only(_cell_captions(_without_reveals(text[:m.start()])))
+            above = re.sub(r"#\|\s*(fig|tbl)-cap:", " ", above)
+            window = " ".join(_words_before(above, len(above), WINDOW)[0].split()).lower()
+            pattern = r"\b" + r"\W+(?:\w+\W+){0,2}?".join(re.escape(w) for w in words) + r"\w*"
+            if re.search(pattern, window):
+                yield (path, line, f"Predict answered above it: its Reveal's answer \"{' '.join(words)}\" stands in "
+                                   f"the {WINDOW} words before the Predict; move the Predict up (a heading that "
+                                   "gives the answer becomes a question)")
