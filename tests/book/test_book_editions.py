@@ -22,11 +22,10 @@ TEXT_WIDTH_PT = 595.276 - 2 * 2.2 / 2.54 * 72
 
 
 @pytest.fixture(scope="session")
-def editions() -> Path:
-    """The book built to PDF and EPUB (from .bookcache: quick when the HTML tests built it)."""
-    from bookbuild import build
-    build(ROOT, formats=("pdf", "epub"), search=False)
-    return ROOT / "_book"
+def editions(book_copy) -> Path:
+    """The book built to PDF and EPUB in the tests' copy (from its .bookcache: quick when the HTML
+    tests built it), never in the repository's _book/."""
+    return book_copy.ensure(("pdf", "epub"))
 
 
 @pytest.fixture(scope="session")
@@ -58,10 +57,10 @@ def test_widget_figures_are_numbered(pdf_text):
 
 def test_widget_text_is_at_least_7pt_in_print(editions):
     """Every widget drawing's smallest text, at the width the PDF sets it, is 7 pt or more."""
-    source = (ROOT / ".bookcache" / "typst" / "book.typ").read_text(encoding="utf-8")
+    source = (editions.parent / ".bookcache" / "typst" / "book.typ").read_text(encoding="utf-8")
     checked = 0
     for path, pct in re.findall(r'image\("/([^"]*widget-[^"]+\.svg)", width: ([\d.]+)%\)', source):
-        svg = (ROOT / path).read_text(encoding="utf-8")
+        svg = (editions.parent / path).read_text(encoding="utf-8")
         view_width = float(re.search(r'viewBox="[\d.-]+ [\d.-]+ ([\d.]+)', svg).group(1))
         sizes = [float(s) for s in re.findall(r"font-size[:=]\"?([\d.]+)", svg)]
         smallest = min(sizes) * float(pct) / 100 * TEXT_WIDTH_PT / view_width

@@ -11,10 +11,8 @@ CHAPTER = "chapters/roofline.html"
 
 
 @pytest.fixture(scope="module")
-def book(built_book):
-    if not (built_book / "pagefind" / "pagefind.js").exists():   # the session's build skips search
-        from bookbuild import build
-        build(built_book.parent, formats=("html",), search=True)
+def book(book_copy):
+    built_book = book_copy.ensure(("html",), search=True)   # the session's HTML build skips search
     server = serve(built_book)
     yield f"http://127.0.0.1:{server.server_address[1]}/", pages(built_book)
     server.shutdown()
