@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 
 import pytest
 
 from bookbuild import typstd
 from bookbuild.execute import _alive as alive   # reaps a child that exited, as the kernel tests use it
+from waiting import wait_for_exit
 
 
 @pytest.fixture
@@ -20,10 +20,7 @@ def project(tmp_path):
     key.unlink(missing_ok=True)                  # the daemon leaves once its key is gone
     if pid_file.exists():
         pid = int(pid_file.read_text())
-        deadline = time.monotonic() + 10
-        while alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not alive(pid), "the typst daemon did not leave when its key was removed"
+        assert wait_for_exit(pid, 30), "the typst daemon did not leave when its key was removed"
 
 
 def test_the_kept_compiler_typesets_the_next_build(project):
