@@ -50,7 +50,10 @@ def test_page_path_without_build_meta_comes_from_the_input_file(tiny_book):
     # as under Quarto, which does not pass book-page: the relative root comes from the file's folder
     soup = html_of(tiny_book, "chapters/b.qmd")
     assert soup.select("p a.term")[0]["href"].startswith("../appendices/glossary.html#")
+    # on the glossary page itself (book-page, as the build passes it) a term links within the page
+    tiny_book.write("appendices/glossary.qmd", "# Glossary {#sec-glossary}\n\nSee [roofline]{.term}.\n")
     soup = html_of(tiny_book, "appendices/glossary.qmd", meta={"book-page": "appendices/glossary.html"})
+    assert soup.select("p a.term")[0]["href"] == "#term-roofline"
     tiny_book.write("index.qmd", "# Preface {.unnumbered}\n\nA [roofline]{.term}.\n")
     soup = html_of(tiny_book, "index.qmd")
     assert soup.select("a.term")[0]["href"] == "appendices/glossary.html#term-roofline"

@@ -324,11 +324,13 @@ def test_form_fits_a_phone_screen(browser, site):
     page = context.new_page()
     page.goto(f"{site}{FIXTURE}/static.html")
     select(page, "#p-roofline")
-    page.get_by_role("button", name="Suggest a change").click()
-    for locator in (page.get_by_role("dialog"), page.get_by_role("button", name="Suggest a change")):
-        if locator.is_visible():
-            box = locator.bounding_box()
-            assert box["x"] >= 0 and box["x"] + box["width"] <= 360
+    button, dialog = page.get_by_role("button", name="Suggest a change"), page.get_by_role("dialog")
+    for locator in (button, dialog):                 # the button by the selection, then the form it opens
+        sync_api.expect(locator).to_be_visible()
+        box = locator.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 360
+        if locator is button:
+            button.click()
     assert page.evaluate("document.documentElement.scrollWidth") <= 360
     context.close()
 
