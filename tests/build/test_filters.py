@@ -13,7 +13,8 @@ from bookbuild import pandoc
 
 HERE = Path(__file__).parent / "filters"
 CASES = {"callout": ["html", "typst"], "tabset": ["html", "typst"], "margin": ["html", "typst"],
-         "code": ["html"], "crossref": ["html", "typst"], "links": ["html", "typst"]}
+         "code": ["html"], "crossref": ["html", "typst"], "links": ["html", "typst"],
+         "conditional": ["html", "typst"]}
 EXT = {"html": "html", "typst": "typ"}
 
 
@@ -36,3 +37,17 @@ def test_filter_output_matches_golden(name, fmt):
     if os.environ.get("BOOK_UPDATE_GOLDEN"):
         expected.write_text(out)
     assert out == expected.read_text()
+
+
+def test_conditional_content_of_an_epub_page():
+    """The EPUB's pages are written as HTML (JSON, then epub3), and say so in book-format: what is
+    for the EPUB shows, what needs scripts (html:js) does not."""
+    folder = HERE / "conditional"
+    out = subprocess.run([pandoc.binary(), str(folder / "input.md"), "-t", "html", "--lua-filter",
+                          str(pandoc.LUA / "conditional.lua"), "-M", "book-format=epub3"],
+                         capture_output=True, text=True, check=True).stdout
+    shown = [line for line in out.splitlines() if line.startswith("<p>")]
+    assert shown == ["<p>Visible in HTML (and the EPUB, an HTML format).</p>",
+                     "<p>Visible in the EPUB or typst (a list).</p>",
+                     "<p>A div that is no conditional stays.</p>",
+                     "<p>A sentence with an HTML span in it.</p>"]
