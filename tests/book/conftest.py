@@ -70,6 +70,11 @@ book:
 
 @pytest.fixture
 def tiny_book(tmp_path) -> TinyBook:
+    return make_tiny_book(tmp_path)
+
+
+def make_tiny_book(tmp_path: Path) -> TinyBook:
+    """The tiny book in ``tmp_path`` (also used by tests/update_golden.py)."""
     book = TinyBook(tmp_path)
     (tmp_path / "filters").mkdir()
     for name in ("glossary.lua", "project.lua"):      # project.lua: where the project is, how to fail

@@ -1,9 +1,8 @@
 """Golden tests for the build's Lua filters (pandoc/lua-filters style): each folder under
 filters/ holds an input, the expected output per format, and the test diffs them.
 
-Regenerate after an intended change with ``BOOK_UPDATE_GOLDEN=1 pytest tests/build/test_filters.py``
-and read the diff before committing it."""
-import os
+A test run never writes them: regenerate after an intended change with ``make golden``
+(``python3 -m tests.update_golden``) and read the diff before committing it."""
 import subprocess
 from pathlib import Path
 
@@ -33,10 +32,7 @@ def run_filter(name: str, fmt: str) -> str:
 @pytest.mark.parametrize("name,fmt", [(n, f) for n, fmts in CASES.items() for f in fmts])
 def test_filter_output_matches_golden(name, fmt):
     expected = HERE / name / f"expected.{EXT[fmt]}"
-    out = run_filter(name, fmt)
-    if os.environ.get("BOOK_UPDATE_GOLDEN"):
-        expected.write_text(out)
-    assert out == expected.read_text()
+    assert run_filter(name, fmt) == expected.read_text()
 
 
 def test_conditional_content_of_an_epub_page():
