@@ -234,3 +234,47 @@ def test_attention_roofline_points_sit_on_the_roofs():
         assert ln.get_ydata()[0] == pytest.approx(roofline.attainable(i, h100.peak_flops("fp32"), h100.mem_bw) / 1e12)
     assert len(filled) == 5 and ax.get_title() == h100.label
     assert_legible(fig)
+
+
+def test_tiling_intensity_vs_tile_and_its_limits():
+    tiles = [1, 2, 4, 8, 16, 32, 64, 128]
+    fig = fig_tiling.intensity_vs_tile(tiles, 4096, [("A100 FP32 ridge", 12.5), ("H100 FP32 ridge", 20.0)], 32, 170, "H100")
+    ax = fig.axes[0]
+    line = ax.lines[0]
+    assert list(line.get_xdata()) == [*tiles, 170]                 # the shared-memory limit is a point too
+    assert list(line.get_ydata()) == [tiling.tiled_intensity(4096, 4096, 4096, t, "fp32") for t in [*tiles, 170]]
+    assert line.get_ydata()[0] == pytest.approx(0.25, rel=0.01)    # T = 1: 2 FLOPs per two 4-byte loads
+    words = texts(fig)
+    assert "A100 FP32 ridge" in words and any(w.startswith("T = 170\n") for w in words)
+    assert_legible(fig)
+
+
+def test_tiling_systolic_frames_title_the_busy_pes():
+    A = [[1, 2, 3], [4, 5, 6], [7, 8, 9]]
+    fig = fig_tiling.systolic_frames(A, A, [0, 2, 4, 6])
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    # a 3 × 3 output-stationary array, K = 3: 1, 6, 6 and 1 PEs busy at cycles 0, 2, 4 and 6 (counted
+    # on the anti-diagonals i + j = t - k, k < 3)
+    assert titles == ["cycle 0: 1 of 9 PEs busy", "cycle 2: 6 of 9 PEs busy", "cycle 4: 6 of 9 PEs busy",
+                      "cycle 6: 1 of 9 PEs busy"]
+    assert_legible(fig)
+
+
+def test_intro_device_rooflines_and_batch_intensity():
+    h100, a100 = specs.device("h100-sxm"), specs.device("a100-sxm-80gb")
+    roofs = [("H100 BF16", h100.peak_flops("bf16"), h100.mem_bw, "C0", "-"),
+             ("A100 BF16", a100.peak_flops("bf16"), a100.mem_bw, "C1", "-")]
+    fig = fig_intro.device_rooflines(roofs, [("GEMV", 1.0, (6, -8))])
+    ax = fig.axes[0]
+    dot = next(ln for ln in ax.lines if ln.get_marker() == "o")
+    assert (dot.get_xdata()[0], dot.get_ydata()[0]) == (1.0, h100.mem_bw)       # on the first roof, memory-bound
+    assert [ln.get_label() for ln in ax.lines if not ln.get_label().startswith("_")][:2] == ["H100 BF16", "A100 BF16"]
+    assert_legible(fig)
+    from calc import intensity
+    costs = [intensity.decode_matmul(b, 4096, 4 * 4096, "bf16") for b in (1, 64, 4096)]
+    fig = fig_intro.batch_intensity([1, 64, 4096], costs, [("H100 ridge", h100.ridge_point("bf16"))])
+    line = fig.axes[0].lines[0]
+    assert list(line.get_ydata()) == [c.intensity for c in costs]
+    assert line.get_ydata()[0] == pytest.approx(1.0, rel=0.01)    # one token: a multiply-add per 2-byte weight
+    assert "H100 ridge" in texts(fig)
+    assert_legible(fig)
