@@ -42,3 +42,17 @@ def watch(context, allow: tuple[str, ...], cls=Watched, shared_worker: bool = Fa
     page.on("console", lambda m: m.type == "error" and w.errors.append(m.text))
     page.on("pageerror", lambda e: w.errors.append(str(e)))
     return w
+
+
+# Waits on the page's own state, never on a time (the suite must pass on a slow or busy machine).
+# The next two frames have been laid out and painted: whatever the last input or script changed
+# is on screen (and layout-shift entries for it are queued).
+NEXT_FRAMES = "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => done(true))))"
+# Every CSS transition or animation now running on the element has finished (getAnimations()
+# flushes styles first, so a transition the last change started is included).
+ANIMATIONS_DONE = "el => Promise.all(el.getAnimations({subtree: true}).map(a => a.finished)).then(() => true)"
+# The page's scroll position has stayed the same for two frames (a smooth scroll has ended).
+SCROLL_STILL = """() => new Promise(done => { let last = null, same = 0;
+  const tick = () => { const y = [scrollX, scrollY].join(); same = y === last ? same + 1 : 0; last = y;
+                       if (same >= 2) done(true); else requestAnimationFrame(tick); };
+  tick(); })"""

@@ -191,11 +191,14 @@
   function popover(className, id) {
     const box = Object.assign(document.createElement("div"), { className, id });
     let owner = null, timer = 0, quiet = null;   // quiet: focus given back after Escape shows nothing
+    // A hide waits for the pointer to reach the popover; while one is pending the box says so
+    // (data-leaving), so a script or a test can tell a popover that stays from one about to go.
+    const cancel = () => { clearTimeout(timer); if ("leaving" in box.dataset) delete box.dataset.leaving; };
     const api = {
       box,
       get owner() { return owner; },
       show(trigger, content, pinned = false) {
-        clearTimeout(timer);
+        cancel();
         owner?.removeAttribute("aria-describedby");
         owner = trigger;
         box.replaceChildren(...content);
@@ -210,7 +213,7 @@
         box.style.top = `${r.bottom - hr.top + 6}px`;
       },
       hide() {
-        clearTimeout(timer);
+        cancel();
         if (!owner) return;
         const t = owner;
         owner = null;
@@ -219,7 +222,7 @@
         box.remove();
         if (had) { quiet = t; t.focus({ preventScroll: true }); }
       },
-      later() { clearTimeout(timer); timer = setTimeout(() => api.hide(), 300); },
+      later() { cancel(); box.dataset.leaving = ""; timer = setTimeout(() => api.hide(), 300); },
       hover(trigger, make) {
         trigger.addEventListener("mouseenter", () => { if (!box.classList.contains("pinned") || owner !== trigger) api.show(trigger, make()); });
         trigger.addEventListener("mouseleave", () => { if (!box.classList.contains("pinned")) api.later(); });
@@ -230,7 +233,7 @@
         });
       },
     };
-    box.addEventListener("mouseenter", () => clearTimeout(timer));
+    box.addEventListener("mouseenter", cancel);
     box.addEventListener("mouseleave", () => { if (!box.classList.contains("pinned")) api.later(); });
     box.addEventListener("focusout", (e) => { if (!box.contains(e.relatedTarget) && e.relatedTarget !== owner) api.hide(); });
     document.addEventListener("keydown", (e) => { if (e.key === "Escape" && owner) { e.preventDefault(); api.hide(); } });

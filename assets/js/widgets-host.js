@@ -105,6 +105,7 @@
     } else if (data.type === "result") {
       const w = waiting.get(data.id);
       waiting.delete(data.id);
+      if (settleWanted) queueMicrotask(settled);      // after this answer's own follow-ups
       if (!w) return;
       w.inflight = 0; stats.renderMs.push(data.ms); if (data.cached) stats.cached = (stats.cached || 0) + 1;
       const background = w.redraw && !w.pending && w.dirtySince == null;
@@ -307,18 +308,31 @@
     }, 5000, 500);
   }
 
+  // Every widget live, drawn, its warm-up done and nothing in flight: the page has nothing more to
+  // do until the reader moves. Said once per page (stats.settledAt, a "widgets:settled" event on
+  // document), for scripts and tests that wait for the page to be quiet instead of for a time.
+  let settleWanted = false;
+  function settled() {
+    settleWanted = stats.settledAt == null;
+    if (!settleWanted || waiting.size || redrawing.length || redrawBusy) return;   // the last answer calls again
+    settleWanted = false;
+    stats.settledAt = performance.now();
+    document.dispatchEvent(new CustomEvent("widgets:settled"));
+  }
+
   // Once, while the page is idle: redraw each figure with the answer it already shows.  Nothing
   // in the DOM changes, but the parse-and-compare path is compiled and warm, so a reader's first
   // move redraws in about 1 ms instead of about 10.
   // One figure per idle period, so the warm-up itself never makes a long task.
   function warmUp(queue = [...mounted.values()]) {
     const w = queue.shift();
-    if (!w) return;
+    if (!w) return settled();
     if (w.lastJson && mounted.has(w.el) && !w.inflight && !w.playing) {
       const data = JSON.parse(w.lastJson);
       if (!data.error) { patchSvg(w.svgBox, data.svg); patchReadouts(w.readouts, data.readouts); }
     }
     if (queue.length) whenIdle(() => warmUp(queue), 5000, 50);
+    else settled();
   }
 
   // Replace only what changed: re-parsing is cheap, but new nodes cost style, layout and paint.
@@ -661,7 +675,14 @@
     document.querySelectorAll(".widget[data-widget]").forEach(mount);
   }
 
-  window.BookWidgets = { mount, unmount, start, stats, workerName, get phase() { return phase; } };
+  // For tests and scripts that wait on a condition: is this widget still drawing (a request in
+  // flight or queued, or playing)? Has the worker answered every move likelyNext predicts for it?
+  const busy = (el) => { const w = mounted.get(el); return !!(w && (w.inflight || w.pending || w.playing)); };
+  const aheadReady = (el) => {
+    const w = mounted.get(el);
+    return !!w && likelyNext(w).every((p) => w.ahead.has(canon({ ...p, _width: layoutWidth(w) })));
+  };
+  window.BookWidgets = { mount, unmount, start, stats, workerName, busy, aheadReady, get phase() { return phase; } };
   // This script comes only with pages that have widgets, first in their head: start the
   // runtime now (or take over the one the page started), unless the reader saves data.
   if (!frugal || window.BookWidgetsEarly) boot();

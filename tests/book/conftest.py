@@ -1,38 +1,29 @@
-"""Fixtures for the tests of the book itself: the real book built once per session (HTML
-only, reusing _book/ when nothing it is made from is newer), and a tiny book project for the
-glossary filter."""
+"""Fixtures for the tests of the book itself: the real book built once per session (HTML only)
+into a copy outside the repository, reused while its content hash is unchanged (bookcopy.py), and
+a tiny book project for the glossary filter."""
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-INPUTS = ["_quarto.yml", "index.qmd", "references.qmd", "references.bib", "chapters", "appendices",
-          "filters", "assets", "bookbuild", "bookfigs", "calc", "errata", "feedback/errata.py", "widgets"]
-
-
-def newest_input(root: Path) -> float:
-    stamps = []
-    for name in INPUTS:
-        p = root / name
-        files = [p] if p.is_file() else [f for f in p.rglob("*") if f.is_file() and "__pycache__" not in f.parts]
-        stamps += [f.stat().st_mtime for f in files]
-    return max(stamps)
-
-
-def book_is_fresh(root: Path) -> bool:
-    pages = list((root / "_book").rglob("*.html"))
-    return bool(pages) and min(p.stat().st_mtime for p in pages if "pagefind" not in p.parts) > newest_input(root)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bookcopy import BookCopy, default_dir  # noqa: E402  (same folder)
 
 
 @pytest.fixture(scope="session")
-def built_book() -> Path:
-    """The book's _book/ folder, built (HTML) unless it is already up to date."""
-    if not book_is_fresh(ROOT):
-        from bookbuild import build
-        build(ROOT, formats=("html",), search=False)
-    return ROOT / "_book"
+def book_copy() -> BookCopy:
+    """The book's sources mirrored outside the repository, where the tests build it."""
+    return BookCopy(ROOT, default_dir(ROOT))
+
+
+@pytest.fixture(scope="session")
+def built_book(book_copy) -> Path:
+    """The copy's _book/ folder, built (HTML) from the current sources unless a build of exactly
+    these sources is already there."""
+    return book_copy.ensure(("html",))
 
 
 def pandoc_bin() -> str:
@@ -79,6 +70,11 @@ book:
 
 @pytest.fixture
 def tiny_book(tmp_path) -> TinyBook:
+    return make_tiny_book(tmp_path)
+
+
+def make_tiny_book(tmp_path: Path) -> TinyBook:
+    """The tiny book in ``tmp_path`` (also used by tests/update_golden.py)."""
     book = TinyBook(tmp_path)
     (tmp_path / "filters").mkdir()
     for name in ("glossary.lua", "project.lua"):      # project.lua: where the project is, how to fail

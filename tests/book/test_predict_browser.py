@@ -9,7 +9,9 @@ import threading
 from pathlib import Path
 
 import pytest
+from webwatch import NEXT_FRAMES  # noqa: E402  (tests/ is on sys.path)
 
+expect = pytest.importorskip("playwright.sync_api").expect
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.browser
 
@@ -149,15 +151,17 @@ def test_term_popover_is_hoverable_persistent_and_dismissible(page):
     assert pop.is_visible() and "A plot of attainable throughput." in pop.inner_text()
     box = pop.bounding_box()
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2, steps=4)
-    page.wait_for_timeout(600)
+    # Leaving the term schedules a hide (book.js marks the box data-leaving); reaching the popover
+    # cancels it. With no hide pending nothing else removes it: it persists while hovered.
+    page.wait_for_function("() => { const p = document.querySelector('.term-popover'); "
+                           "return p && !p.hasAttribute('data-leaving'); }")
     assert pop.is_visible()                      # hoverable, and persistent while hovered
     page.keyboard.press("Escape")
     assert page.locator(".term-popover").count() == 0
     term.hover()
     assert page.locator(".term-popover").is_visible()
     page.mouse.move(0, 0)
-    page.wait_for_timeout(600)
-    assert page.locator(".term-popover").count() == 0
+    expect(page.locator(".term-popover")).to_have_count(0)      # gone once its short delay has run
     term.focus()
     assert page.locator(".term-popover").is_visible()
     assert term.get_attribute("aria-describedby") == "term-popover"
@@ -165,10 +169,12 @@ def test_term_popover_is_hoverable_persistent_and_dismissible(page):
 
 def test_term_click_defines_it_in_place(page):
     url = page.url
+    # After the page's own click handlers: did one cancel the link's navigation?
+    page.evaluate("document.addEventListener('click', e => { window.__prevented = e.defaultPrevented; })")
     page.locator("a.term").click()
-    page.wait_for_timeout(200)
-    assert page.url == url                       # the reader stays in the chapter
     link = page.locator(".term-popover a", has_text="Open in the glossary")
+    expect(link).to_be_visible()                 # the click was handled: the definition is pinned
+    assert page.evaluate("window.__prevented") is True and page.url == url   # the reader stays
     assert link.is_visible() and link.get_attribute("href").endswith("glossary.html#term-roofline")
     page.keyboard.press("Tab")                   # the pinned popover is next in the Tab order
     assert page.evaluate("document.activeElement.textContent") == "Open in the glossary"
@@ -221,7 +227,9 @@ def test_the_script_moves_nothing(chromium, site, width):
             pg.route("**/predict.js", lambda r: r.abort())
         pg.goto(site)
         pg.wait_for_load_state("load")
-        pg.wait_for_timeout(100)
+        # the scripts have run; the fonts are in and two frames laid out with them
+        pg.evaluate("document.fonts.ready.then(() => true)")
+        pg.evaluate(NEXT_FRAMES)
         seen.append(geometry(pg))
         context.close()
     assert seen[0] == seen[1]

@@ -3,6 +3,9 @@ link and glossary terms; cross-reference previews; a keyboard-only walk through 
 from __future__ import annotations
 
 import pytest
+from webwatch import ANIMATIONS_DONE  # noqa: E402  (tests/ is on sys.path)
+
+expect = pytest.importorskip("playwright.sync_api").expect
 
 from a11y_site import CONFIGS, pages, serve  # noqa: E402  (same folder)
 
@@ -11,10 +14,8 @@ CHAPTER = "chapters/roofline.html"
 
 
 @pytest.fixture(scope="module")
-def book(built_book):
-    if not (built_book / "pagefind" / "pagefind.js").exists():   # the session's build skips search
-        from bookbuild import build
-        build(built_book.parent, formats=("html",), search=True)
+def book(book_copy):
+    built_book = book_copy.ensure(("html",), search=True)   # the session's HTML build skips search
     server = serve(built_book)
     yield f"http://127.0.0.1:{server.server_address[1]}/", pages(built_book)
     server.shutdown()
@@ -90,7 +91,7 @@ def test_phone_drawer_backdrop_escape_and_focus(phone):
     toggle = phone.locator(".sidebar-toggle")
     assert sidebar.evaluate("s => s.inert")      # closed: its links are not Tab stops off screen
     toggle.tap()
-    phone.wait_for_timeout(300)
+    phone.evaluate(ANIMATIONS_DONE, sidebar.element_handle())    # slid in
     assert toggle.get_attribute("aria-expanded") == "true"
     assert phone.evaluate("document.getElementById('sidebar').contains(document.activeElement)")
     assert phone.locator(".drawer-backdrop").is_visible()
@@ -98,10 +99,11 @@ def test_phone_drawer_backdrop_escape_and_focus(phone):
     assert toggle.get_attribute("aria-expanded") == "false"
     assert phone.evaluate("document.activeElement.classList.contains('sidebar-toggle')")
     toggle.tap()
-    phone.wait_for_timeout(300)
+    phone.evaluate(ANIMATIONS_DONE, sidebar.element_handle())    # slid in: the backdrop is beside it
+    expect(phone.locator(".drawer-backdrop")).to_be_visible()
     phone.touchscreen.tap(370, 600)              # on the backdrop, right of the drawer
-    phone.wait_for_timeout(300)
-    assert toggle.get_attribute("aria-expanded") == "false"
+    expect(toggle).to_have_attribute("aria-expanded", "false")
+    phone.evaluate(ANIMATIONS_DONE, sidebar.element_handle())    # slid out
     assert not phone.locator(".drawer-backdrop").is_visible()
     assert sidebar.bounding_box()["x"] + sidebar.bounding_box()["width"] <= 1
 
@@ -117,9 +119,8 @@ def test_phone_has_contents_list_and_pdf_link(phone):
     link = toc.locator("a").nth(1)
     target = link.get_attribute("href")
     link.tap()
-    phone.wait_for_timeout(400)
-    assert phone.url.endswith(target)
-    assert not toc.evaluate("d => d.open")
+    phone.wait_for_url(lambda u: u.endswith(target))             # the tap went to the section
+    phone.wait_for_function("d => !d.open", arg=toc.element_handle())   # and the list closed
 
 
 def test_desktop_contents_in_the_margin_not_inline(desktop):
@@ -131,17 +132,17 @@ def test_phone_tap_on_term_defines_it_in_place(phone):
     term = phone.locator("main p a.term").first
     term.scroll_into_view_if_needed()
     url = phone.url
+    phone.evaluate("document.addEventListener('click', e => { window.__prevented = e.defaultPrevented; })")
     term.tap()
-    phone.wait_for_timeout(300)
-    assert phone.url == url
     pop = phone.locator(".term-popover")
+    expect(pop).to_be_visible()                   # the tap was handled: the definition is shown
+    assert phone.evaluate("window.__prevented") is True and phone.url == url   # no navigation
     assert pop.is_visible() and term.get_attribute("data-definition")[:30] in pop.inner_text()
     box = pop.bounding_box()
     assert box["x"] >= 0 and box["x"] + box["width"] <= 390
     assert pop.locator("a", has_text="Open in the glossary").is_visible()
     phone.touchscreen.tap(20, 800)                # elsewhere: it goes
-    phone.wait_for_timeout(200)
-    assert pop.count() == 0
+    expect(pop).to_have_count(0)
 
 
 def test_xref_preview_shows_the_figure_and_escape_dismisses(desktop):
@@ -152,7 +153,9 @@ def test_xref_preview_shows_the_figure_and_escape_dismisses(desktop):
     preview.locator("img, svg").first.wait_for()
     box = preview.bounding_box()
     desktop.mouse.move(box["x"] + 20, box["y"] + 20, steps=3)
-    desktop.wait_for_timeout(500)
+    # leaving the link scheduled a hide (data-leaving); reaching the preview cancelled it
+    desktop.wait_for_function("() => { const p = document.querySelector('.xref-preview'); "
+                              "return p && !p.hasAttribute('data-leaving'); }")
     assert preview.is_visible()
     desktop.keyboard.press("Escape")
     assert preview.count() == 0

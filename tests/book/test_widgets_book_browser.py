@@ -7,11 +7,12 @@ import sys
 from pathlib import Path
 
 import pytest
+expect = pytest.importorskip("playwright.sync_api").expect
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
 from site_fixture import serve  # noqa: E402
-from webwatch import watch  # noqa: E402
+from webwatch import NEXT_FRAMES, SCROLL_STILL, watch  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -19,6 +20,9 @@ DESKTOP, PHONE = {"width": 1440, "height": 900}, {"width": 390, "height": 844}
 ALL_LIVE = "[...document.querySelectorAll('.widget[data-widget]')].every(w => w.dataset.state === 'live')"
 # Python has drawn every widget once in the browser (one answer each).
 DRAWN = "BookWidgets.stats.renderMs.length >= document.querySelectorAll('.widget[data-widget]').length"
+# The page has settled: every widget live and drawn, the background redraws and the warm-up done,
+# nothing in flight (widgets-host.js says so once, in stats.settledAt and a widgets:settled event).
+SETTLED = "BookWidgets.stats.settledAt != null"
 # Each widget's box and its figure's box, and which of the build's drawings shows.
 BOXES = """() => [...document.querySelectorAll('.widget[data-widget]')].map(w => {
   const svg = [...w.querySelectorAll('.widget-svg > svg')].filter(s => s.getBoundingClientRect().height > 0);
@@ -63,7 +67,8 @@ def test_the_static_figure_takes_the_live_widgets_box(chromium, book, viewport):
         live.page.goto(base + page)
         live.page.wait_for_function(ALL_LIVE, timeout=60_000)
         live.page.wait_for_function(DRAWN, timeout=60_000)
-        live.page.wait_for_timeout(200)
+        live.page.wait_for_function(SETTLED, timeout=60_000)   # no background redraw still to land
+        live.page.evaluate(NEXT_FRAMES)                         # and its layout done
         after = live.page.evaluate(BOXES)
         assert live.errors == [] and live.outside == []
         live.context.close()
@@ -82,7 +87,7 @@ def touch_drag(page, x, y, dx, dy, steps=8):
     for i in range(1, steps + 1):
         cdp.send("Input.dispatchTouchEvent", {"type": "touchMove",
                                               "touchPoints": [{"x": x + dx * i / steps, "y": y + dy * i / steps}]})
-        page.wait_for_timeout(30)
+        page.evaluate(NEXT_FRAMES)        # the page has handled this move and drawn a frame
     cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
 
 
@@ -126,9 +131,14 @@ def test_save_data_downloads_nothing_until_a_widget_is_near(chromium, book):
     page = web.page
     page.goto(base + "chapters/roofline.html")
     page.wait_for_load_state("load")
-    page.wait_for_timeout(1500)
-    runtime = [u for u in web.requests if "/pyodide/" in u or "widgets-worker" in u]
     root = page.locator('.widget[data-widget="roofline"]')
+    # Settled: the host has mounted the widget as a static figure (its decision not to download),
+    # the network has been quiet (Playwright's networkidle: no request for 500 ms) and the page's
+    # idle callbacks have run; only then is "nothing downloaded" a fact and not an early look.
+    page.wait_for_function("el => el.dataset.state === 'static'", arg=root.element_handle(), timeout=10_000)
+    page.wait_for_load_state("networkidle")
+    page.evaluate("() => new Promise(done => requestIdleCallback(() => done(true)))")
+    runtime = [u for u in web.requests if "/pyodide/" in u or "widgets-worker" in u]
     assert runtime == []
     assert root.get_attribute("data-state") == "static"
     assert "tap" in root.locator(".widget-status").inner_text()
@@ -167,8 +177,9 @@ document.addEventListener('DOMContentLoaded', () => { const w = document.querySe
 
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1440px", "390px"])
 def test_nothing_moves_while_a_widget_page_loads_and_goes_live(chromium, book, viewport):
-    """Every chapter with widgets: from the first paint to a second and a half after every widget
-    is live, the page moves by no more than 0.01 (the goal of #17). The page's own furniture (copy
+    """Every chapter with widgets: from the first paint until the page has settled (every widget
+    live, drawn, its background redraw and warm-up done: widgets-host.js's widgets:settled), the
+    page moves by no more than 0.01 (the goal of #17). The page's own furniture (copy
     buttons, folds, figure widths, the contents list, Predict controls) is the build's."""
     base, pages = book
     for page in pages:
@@ -176,7 +187,8 @@ def test_nothing_moves_while_a_widget_page_loads_and_goes_live(chromium, book, v
         web.context.add_init_script(SHIFTS_NEAR_A_WIDGET)
         web.page.goto(base + page)
         web.page.wait_for_function(ALL_LIVE, timeout=60_000)
-        web.page.wait_for_timeout(1500)
+        web.page.wait_for_function(SETTLED, timeout=60_000)
+        web.page.evaluate(NEXT_FRAMES)             # the last redraw laid out, its shifts reported
         cls, shifts = web.page.evaluate("[window.__cls, window.__shifts]")
         assert cls <= 0.01, (page, shifts)
         assert web.errors == []
@@ -222,11 +234,11 @@ def test_a_tall_figure_stays_in_view_while_its_controls_are_used_on_a_phone(chro
     figure = tall.locator(".widget-figure")
     slider = tall.locator(".widget-controls input[type=range]").last
     page.evaluate("el => el.scrollIntoView({block: 'end'})", slider.element_handle())
-    page.wait_for_timeout(100)
+    page.evaluate(SCROLL_STILL)                                      # the scroll has ended
     before = slider.bounding_box()
     slider.tap()
-    page.wait_for_timeout(100)
-    assert "widget-peek" in tall.get_attribute("class")
+    expect(tall).to_have_class(re.compile(r"\bwidget-peek\b"))     # pinned by the tap's pointerdown
+    page.evaluate(NEXT_FRAMES)                                       # and laid out so
     box, ctrl = figure.bounding_box(), slider.bounding_box()
     assert ctrl["y"] == before["y"]                                  # nothing moved under the finger
     assert 0 <= box["y"] <= 80                                       # pinned under the top bar

@@ -76,7 +76,8 @@ def test_a_move_the_moment_the_controls_come_alive(web, site_url):
     web.page.wait_for_function("([el, v]) => [...el.querySelectorAll('dd')].some(d => d.textContent === v)",
                                arg=[root.element_handle(), expected["Arithmetic intensity"]])
     web.page.wait_for_function(DRAWN)
-    web.page.wait_for_timeout(100)
+    # the move's answer is on screen and no later drawing of this widget is in flight or queued
+    web.page.wait_for_function("el => !BookWidgets.busy(el)", arg=root.element_handle())
     assert readouts(root.locator(".widget-readouts")) == expected
     assert root.locator('input[name="size"]').input_value() == "13"
     assert web.errors == []
@@ -91,8 +92,8 @@ def after_render(page, root, action):
     page.evaluate("el => { el.__renders = 0; el.addEventListener('widget:render', () => el.__renders++) }",
                   root.element_handle())
     action()
-    page.wait_for_function("el => el.__renders > 0 && !el.__pendingCheck", arg=root.element_handle())
-    page.wait_for_timeout(50)
+    # drawn at least once since, and nothing more in flight or queued (the latest value has landed)
+    page.wait_for_function("el => el.__renders > 0 && !BookWidgets.busy(el)", arg=root.element_handle())
 
 
 def test_every_widget_becomes_live_without_errors_or_outside_requests(web, site_url):
@@ -181,9 +182,10 @@ def test_slider_by_keyboard_gives_calc_numbers(web, site_url):
     root = page.locator('.widget[data-widget="roofline"]')
     slider = root.locator('input[name="size"]')
     after_render(page, root, lambda: (slider.focus(), page.keyboard.press("ArrowRight"), page.keyboard.press("ArrowRight")))
-    page.wait_for_function("el => JSON.parse(el.dataset.params || '{}') && true", arg=root.element_handle())
     expected = dict(widgets.render("roofline", {"size": 8192})["readouts"])
-    assert root.locator("output").first.inner_text() == "8,192" or "8,192" in root.inner_text()
+    # the slider's own readout and what a screen reader hears: the size, formatted (two steps up from 2,048 = 2^11)
+    assert slider.evaluate("el => [el.parentElement.querySelector('output').textContent, "
+                           "el.getAttribute('aria-valuetext')]") == ["8,192", "8,192"]
     page.wait_for_function("el => el.querySelector('dd').textContent.includes('8,192')", arg=root.element_handle())
     got = readouts(root.locator(".widget-readouts"))
     for key in ("Arithmetic intensity", "Attainable", "Regime", "MFU upper bound (dense peak)"):
@@ -201,7 +203,8 @@ def test_a_focused_slider_has_two_steps_either_way_drawn_ahead(web, site_url):
     start = float(slider.input_value())               # log2 of the size, in steps of 0.5
     for sign in (1, -1):
         slider.focus()
-        page.wait_for_timeout(1500)                    # the focused slider's neighbours are drawn
+        # the focused slider's neighbours are drawn: the worker has answered every step ahead
+        page.wait_for_function("el => BookWidgets.aheadReady(el)", arg=root.element_handle(), timeout=20_000)
         drawn = page.evaluate("""([el, sign]) => {
             const slider = el.querySelector('input[name="size"]');
             const from = BookWidgets.stats.renderMs.length;
@@ -423,14 +426,15 @@ SNAPSHOTS = """async () => {
 }"""
 
 
+# The worker says when it has stored the snapshot (its "snapshot" message: stats.marks).
+STORED = "BookWidgets.stats.marks && BookWidgets.stats.marks.snapshotStored != null"
+
+
 def saved_snapshots(page, timeout_s=15):
-    """The snapshot cache's entries [(url, bytes)], once it holds one (saved after 1 s of quiet)."""
-    for _ in range(timeout_s * 10):
-        found = page.evaluate(SNAPSHOTS)
-        if found:
-            return found
-        page.wait_for_timeout(100)
-    raise AssertionError("no snapshot saved")
+    """The snapshot cache's entries [(url, bytes)], once the worker says it stored one (after a
+    second of quiet)."""
+    page.wait_for_function(STORED, timeout=timeout_s * 1000)
+    return page.evaluate(SNAPSHOTS)
 
 
 def test_next_page_restores_the_saved_interpreter(web, site_url):
@@ -454,11 +458,7 @@ def test_an_unreadable_snapshot_means_a_fresh_boot_and_a_new_snapshot(web, site_
     }""", key)
     open_live(web, site_url, "chapters/next.html")
     assert page.evaluate("BookWidgets.stats.marks.snapshot") == 0          # booted from scratch
-    for _ in range(150):                       # the worker drops the bad entry, then saves anew
-        found = page.evaluate(SNAPSHOTS)
-        if found and found[0][1] > 1_000_000:
-            break
-        page.wait_for_timeout(100)
+    found = saved_snapshots(page)              # the worker drops the bad entry, then saves anew
     [(again, size)] = found
     assert again == key and size > 1_000_000                             # replaced by a good one
     assert web.errors == []
@@ -500,15 +500,14 @@ def test_a_worker_named_for_the_book_starts_python_before_any_page_asks(web, sit
     page's first message, relayed by a main thread busy laying out a chapter, comes later."""
     page = web.page
     page.goto(site_url)
-    page.evaluate("""root => {
-        const base = new URL("pyodide/", root).href;
-        window.__w = new Worker(new URL("assets/js/widgets-worker.js", root),
-                                {type: "module", name: `book-widgets test ${base}`});
-    }""", site_url)
-    deadline = 200
-    while not any("pyodide.asm.wasm" in u for u in web.requests) and deadline:
-        page.wait_for_timeout(50); deadline -= 1
-    assert any("pyodide.asm.wasm" in u for u in web.requests), "no init sent, and Python was not fetched"
+    # the worker's request for Python's wasm, before any message from the page (10 s at most)
+    with web.context.expect_event("request", lambda r: "pyodide.asm.wasm" in r.url, timeout=10_000) as fetched:
+        page.evaluate("""root => {
+            const base = new URL("pyodide/", root).href;
+            window.__w = new Worker(new URL("assets/js/widgets-worker.js", root),
+                                    {type: "module", name: `book-widgets test ${base}`});
+        }""", site_url)
+    assert fetched.value.url.startswith(site_url), "no init sent, and Python was fetched from the site"
     ready = page.evaluate("""root => new Promise(done => {
         __w.onmessage = (e) => done(e.data.type);
         __w.postMessage({type: "init", root, base: new URL("pyodide/", root).href});

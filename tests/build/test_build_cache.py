@@ -141,18 +141,30 @@ def test_a_prose_edit_with_a_changed_module_runs_the_chapter(warm_book):
     assert "The ridge point is 8.0 FLOP/byte" in html(warm_book, "chapters/one.html")
 
 
-def test_many_chapters_run_in_two_kernels_each_from_a_clean_namespace(fixture_book):
-    """A cold build with many chapters to run shares them between two kernels (two cores)."""
+def test_many_chapters_run_in_two_kernels_each_from_a_clean_namespace(fixture_book, monkeypatch):
+    """A cold build with many chapters to run shares them between two kernels (on a machine with
+    two cores or more: here the build is told it has two, whatever this one has). Two of the
+    chapters meet at a named pipe, the first opening it to write, the second to read: each open
+    blocks until the other's, so they can only both finish in two kernels running at once (in one
+    kernel the first would wait for ever: an alarm makes that an error instead)."""
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
     config = fixture_book / "_quarto.yml"
+    pipe = fixture_book / "meet.fifo"
+    os.mkfifo(pipe)
     extra = [f"chapters/x{i}.qmd" for i in range(4)]
+    meet = {0: "os.O_WRONLY", 1: "os.O_RDONLY"}
     for i, rel in enumerate(extra):
+        rendezvous = (f"def late(*_):\n    raise TimeoutError('chapter x{i} met no other kernel')\n"
+                      f"signal.signal(signal.SIGALRM, late)\nsignal.alarm(120)\n"
+                      f"os.close(os.open({str(pipe)!r}, {meet[i]}))\nsignal.alarm(0)\n") if i in meet else ""
         (fixture_book / rel).write_text(
-            f"# Extra {i} {{#sec-extra-{i}}}\n\n```{{python}}\nimport os, time\n"
-            "assert 'leftover' not in globals()\nleftover = 1\ntime.sleep(0.5)\npid = os.getpid()\n```\n\n"
+            f"# Extra {i} {{#sec-extra-{i}}}\n\n```{{python}}\nimport os, signal\n"
+            "assert 'leftover' not in globals()\nleftover = 1\n" + rendezvous + "pid = os.getpid()\n```\n\n"
             "Kernel `{python} pid`.\n")
     config.write_text(config.read_text().replace("        - chapters/two.qmd\n",
                                                  "        - chapters/two.qmd\n" + "".join(f"        - {r}\n" for r in extra)))
     report = build(fixture_book, ("html",), search=False)
     assert report.executed == [*CHAPTERS, *extra]              # in book order, whichever kernel ran them
-    pids = {html(fixture_book, r.replace(".qmd", ".html")).split("Kernel ")[1].split(".")[0] for r in extra}
-    assert len(pids) == 2
+    pids = {r: html(fixture_book, r.replace(".qmd", ".html")).split("Kernel ")[1].split(".")[0] for r in extra}
+    assert pids["chapters/x0.qmd"] != pids["chapters/x1.qmd"]  # they met: two kernels at once
+    assert len(set(pids.values())) == 2

@@ -7,7 +7,8 @@ import subprocess
 
 import pytest
 
-pytestmark = pytest.mark.skipif(not shutil.which("pdftotext"), reason="needs poppler-utils")
+# every test here reads the PDF back with poppler
+pytestmark = pytest.mark.skipif(not shutil.which("pdftotext"), reason="pdftotext not installed (apt-get install -y poppler-utils)")
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@ import pytest
 
 from bookbuild import BuildError, build
 from bookbuild.execute.kernel import _alive
+from waiting import wait_for_exit
 
 
 def make_book(root: Path, daemon: str) -> Path:
@@ -31,12 +32,8 @@ def page(root: Path, name: str) -> str:
 
 
 def wait_until_gone(pid: int, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if not _alive(pid):
-            return True
-        time.sleep(0.1)
-    return False
+    """True once the kernel has exited (an event: tests/waiting.py waits on its pidfd)."""
+    return wait_for_exit(pid, seconds)
 
 
 @pytest.fixture
@@ -104,12 +101,19 @@ def test_restart_replaces_the_kept_kernel(kept):
 
 
 def test_the_kernel_leaves_after_its_idle_time(kept):
+    """Kept while the build's lease is younger than the idle time (30 s: far longer than any gap
+    between the build's end and this check, on any machine), gone once it is older. The lease's
+    age is set, not waited for: the kernel checks it every min(5, idle / 4) s."""
     tmp, pids = kept
-    root = make_book(tmp / "book", "1")
+    root = make_book(tmp / "book", "30")
     report = build_html(root)
     pids.append(report.kernel_pid)
-    assert _alive(report.kernel_pid), "kept for a second after the build"
-    assert wait_until_gone(report.kernel_pid, 8), "still running long after its idle time"
+    assert _alive(report.kernel_pid), "kept after the build"
+    lease = root / ".bookcache" / "kernel" / "lease"
+    assert lease.exists()
+    old = time.time() - 31
+    os.utime(lease, (old, old))                   # as if the last build ended 31 s ago
+    assert wait_until_gone(report.kernel_pid, 30), "still running after its lease grew older than the idle time"
 
 
 def test_daemon_false_stops_the_kernel_with_the_build(kept):

@@ -5,34 +5,48 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 from bookbuild.cache import shared_entry, user_cache_dir
+from waiting import until
 
 REPO = Path(__file__).resolve().parents[2]
 
-# A maker in another process: writes part one, says so, waits, writes part two; and counts its runs.
+# A maker in another process: writes part one, says so, waits (until the test writes a line to its
+# stdin, when told to hold), writes part two; and counts its runs.
 MAKER = textwrap.dedent("""
-    import sys, time
+    import sys
     from pathlib import Path
     from bookbuild.cache import shared_entry
-    final, runs, pause = Path(sys.argv[1]), Path(sys.argv[2]), float(sys.argv[3])
+    final, runs, hold = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3] == "hold"
     def make(tmp):
         with open(runs, "a") as f:
             f.write("run\\n")
         (tmp / "one").write_text("1" * 100_000)
         print("half", flush=True)
-        time.sleep(pause)
+        if hold:
+            sys.stdin.readline()
         (tmp / "two").write_text("2" * 100_000)
     entry, fresh = shared_entry(final, make)
     print("made" if fresh else "found", sorted(p.name for p in entry.iterdir()), flush=True)
 """)
 
 
-def maker(final: Path, runs: Path, pause: float) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", MAKER, str(final), str(runs), str(pause)], cwd=REPO,
-                            stdout=subprocess.PIPE, text=True)
+def maker(final: Path, runs: Path, hold: bool) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", MAKER, str(final), str(runs), "hold" if hold else "go"], cwd=REPO,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+
+def blocked_on(lock: Path) -> list[int]:
+    """The processes waiting for a flock on ``lock`` (the kernel's table, /proc/locks: a waiter's
+    line has "->" after its number)."""
+    inode = lock.stat().st_ino
+    waiting = []
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        if len(fields) > 5 and fields[1] == "->" and fields[2] == "FLOCK" and fields[6].split(":")[-1] == str(inode):
+            waiting.append(int(fields[5]))
+    return waiting
 
 
 def test_user_cache_dir_is_overridable_and_isolated_in_tests(tmp_path, monkeypatch):
@@ -60,13 +74,13 @@ def test_an_entry_is_made_once(tmp_path):
 
 def test_a_killed_maker_leaves_no_entry_and_the_next_one_makes_it_whole(tmp_path):
     final, runs = tmp_path / "cache" / "key", tmp_path / "runs"
-    proc = maker(final, runs, 30)
+    proc = maker(final, runs, hold=True)
     assert proc.stdout.readline().strip() == "half"         # part one written, part two not yet
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert not final.exists()                                # nothing half-written to be found
     assert list(final.parent.glob("key.tmp-*"))              # only its temporary folder
-    proc = maker(final, runs, 0)
+    proc = maker(final, runs, hold=False)
     assert proc.communicate()[0].split("\n")[-2] == "made ['one', 'two']"
     assert (final / "two").stat().st_size == 100_000
     assert not list(final.parent.glob("key.tmp-*"))          # swept
@@ -74,12 +88,12 @@ def test_a_killed_maker_leaves_no_entry_and_the_next_one_makes_it_whole(tmp_path
 
 def test_two_builds_at_once_make_it_once_and_both_see_all_of_it(tmp_path):
     final, runs = tmp_path / "cache" / "key", tmp_path / "runs"
-    first = maker(final, runs, 1.5)
-    assert first.stdout.readline().strip() == "half"
-    second = maker(final, runs, 0)                           # starts while the first is half-way
-    time.sleep(0.3)
+    first = maker(final, runs, hold=True)
+    assert first.stdout.readline().strip() == "half"         # holds the lock, half-way through
+    second = maker(final, runs, hold=False)                  # starts while the first is half-way
+    until(lambda: second.pid in blocked_on(final.parent / "key.lock"), 30, "the second maker to wait on the lock")
     assert not final.exists()
-    out_first, out_second = first.communicate()[0], second.communicate()[0]
+    out_first, out_second = first.communicate("go\n")[0], second.communicate()[0]
     assert out_first.strip().endswith("made ['one', 'two']")
     assert out_second.strip() == "found ['one', 'two']"      # waited for the first, did not redo it
     assert runs.read_text() == "run\n"

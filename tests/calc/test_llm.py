@@ -87,10 +87,14 @@ def test_max_batch_is_the_edge_of_fitting():
 def test_activations_are_small_in_decode_and_large_in_long_prefill():
     assert llm.activation_bytes(L8, 1) < 1e6
     assert llm.activation_bytes(L8, 8192) > 1e9           # the logits of 8,192 tokens in FP32
-    assert llm.activation_bytes(L8, 8192) == 8192 * L8.vocab * 4
-    # logits for the last token only: one layer's tensors are the larger part
-    per_token_layer = 3 * L8.hidden + (L8.heads + 2 * L8.kv_heads) * L8.head_dim + 2 * L8.intermediate
-    assert llm.activation_bytes(L8, 512, logits_tokens=1) == 512 * per_token_layer * 2
+    # Llama 3 8B's vocabulary is 128,256 tokens (config.json): 128,256 × 4 B = 513,024 B of FP32
+    # logits per token, × 8,192 = 4,202,692,608 B
+    assert llm.activation_bytes(L8, 8192) == 4_202_692_608
+    # logits for the last token only: one layer's tensors are the larger part. Counted by hand per
+    # token, in BF16: residual, normalised input and attention output, 3 × 4,096; Q 4,096, K and V
+    # 1,024 each (8 KV heads of 128); the MLP's gate and up halves, 2 × 14,336: 47,104 values,
+    # 94,208 B, × 512 tokens = 48,234,496 B
+    assert llm.activation_bytes(L8, 512, logits_tokens=1) == 48_234_496
     assert llm.activation_bytes(L8, 512, logits_tokens=512) == llm.activation_bytes(L8, 512)
 
 
@@ -110,7 +114,10 @@ def test_decode_step_weight_traffic_equals_the_weights():
     weight_ops = [c for c in ops if c.name not in ("attention over the KV cache", "norms, SwiGLU, residual adds")]
     w = sum(c.bytes_ for c in weight_ops)
     # the matrices (embedding table excluded: a decode step gathers one row of it) and their activations
-    matrices = L8.params - L8.vocab * L8.hidden - (2 * L8.layers + 1) * L8.hidden
+    # Counted matrix by matrix from config.json: per layer Q and O 4,096², K and V 4,096 × 1,024,
+    # the MLP 3 × 4,096 × 14,336: 218,103,808; × 32 layers plus the LM head 128,256 × 4,096 =
+    # 7,504,658,432 (= Meta's 8,030,261,248 less the embedding table and the 65 norm vectors)
+    matrices = 7_504_658_432
     assert matrices == L8.matmul_params
     assert matrices <= w < matrices * 1.001 and llm.step_weight_bytes(L8, "int8") == matrices
 
@@ -126,7 +133,9 @@ def test_kv_dominance_batch():
 def test_decode_time_is_memory_time_at_batch_one():
     ops = llm.decode_step(L8, 1, 1024)
     t = llm.decode_time_lower_bound(ops, H100.peak_flops("bf16"), H100.mem_bw)
-    assert math.isclose(t, sum(c.bytes_ for c in ops) / H100.mem_bw, rel_tol=1e-9)
+    # By hand: 7.50 G matrix weights × 2 B = 15.01 GB, the BF16 cache of 1,024 tokens (128 KiB
+    # each) 0.134 GB, the rest a few MB: about 15.15 GB over the H100 SXM's 3.35 TB/s = 4.52 ms
+    assert math.isclose(t, 4.52e-3, rel_tol=0.005)
     assert all(roofline.regime(c.intensity, H100.peak_flops("bf16"), H100.mem_bw) == "memory-bound" for c in ops)
 
 

@@ -14,7 +14,6 @@ import re
 import subprocess
 import sys
 import threading
-import time
 import urllib.request
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -24,6 +23,7 @@ import pytest
 
 from feedback.storage import Repository
 from webwatch import CHROMIUM
+from waiting import until
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = "/tests/feedback/fixture"
@@ -58,14 +58,14 @@ class Service:
             [sys.executable, "-m", "feedback", "serve", "--db", self.url, "--port", str(self.port),
              "--allow-origin", self.origin, "--rate-limit", "off", *self.options],
             cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
+        def healthy():
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/api/health", timeout=1):
-                    return
+                    return True
             except OSError:
-                time.sleep(0.1)
-        raise RuntimeError("feedback service did not start")
+                assert self.proc.poll() is None, "the feedback service exited"
+                return False
+        until(healthy, 30, "the feedback service to answer /api/health")
 
     def stop(self):
         if self.proc and self.proc.poll() is None:
@@ -324,11 +324,13 @@ def test_form_fits_a_phone_screen(browser, site):
     page = context.new_page()
     page.goto(f"{site}{FIXTURE}/static.html")
     select(page, "#p-roofline")
-    page.get_by_role("button", name="Suggest a change").click()
-    for locator in (page.get_by_role("dialog"), page.get_by_role("button", name="Suggest a change")):
-        if locator.is_visible():
-            box = locator.bounding_box()
-            assert box["x"] >= 0 and box["x"] + box["width"] <= 360
+    button, dialog = page.get_by_role("button", name="Suggest a change"), page.get_by_role("dialog")
+    for locator in (button, dialog):                 # the button by the selection, then the form it opens
+        sync_api.expect(locator).to_be_visible()
+        box = locator.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 360
+        if locator is button:
+            button.click()
     assert page.evaluate("document.documentElement.scrollWidth") <= 360
     context.close()
 

@@ -2,6 +2,8 @@
 
 import gzip
 import os
+import socket
+import threading
 
 import brotli
 import pytest
@@ -9,6 +11,7 @@ from starlette.testclient import TestClient
 
 from feedback.app import create_app
 from feedback.config import Config
+from waiting import until
 
 PAGE = "<!doctype html><title>Roofline</title>" + "<p>Bytes, not FLOPs.</p>" * 200
 
@@ -87,7 +90,6 @@ def test_api_review_and_site_share_the_origin(client):
     assert client.get("/api/health").json() == {"status": "ok"}
     assert client.get("/review").status_code == 200
     assert client.post("/chapters/roofline.html", content=b"x").status_code == 405
-    assert client.get("/../etc/passwd").status_code == 404
     assert client.get("/no/such/page.html").status_code == 404
     # A page's own requests carry an Origin header; the site is not behind the API's CORS allow-list.
     assert client.get("/assets/js/book.js", headers={"origin": "https://elsewhere.example"}).status_code == 200
@@ -99,3 +101,49 @@ def test_serve_refuses_a_folder_that_is_not_a_built_book(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["serve", "--site", str(tmp_path)])
     assert "not a built book" in capsys.readouterr().err
+
+
+def raw_get(port: int, target: bytes) -> tuple[int, bytes]:
+    """A GET with ``target`` sent byte for byte (httpx and browsers would normalise it first)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(b"GET " + target + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split()[1]), body
+
+
+@pytest.fixture
+def served(site, tmp_path):
+    """The app behind a real HTTP server (uvicorn, as `feedback serve` runs it), on a free port."""
+    import uvicorn
+    app = create_app(Config(db=f"sqlite:///{tmp_path}/feedback.db", rate_limit="off"), site=str(site))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    until(lambda: server.started, 30, "uvicorn to start")
+    yield port
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+SECRET = b"outside the site: never served"
+TRAVERSALS = [b"/../secret.txt", b"/%2e%2e/secret.txt", b"/%2E%2E/secret.txt", b"/..%2fsecret.txt",
+              b"/..%2Fsecret.txt", b"/%2e%2e%2fsecret.txt", b"/chapters/..%2f..%2fsecret.txt",
+              b"/chapters/%2e%2e/%2e%2e/secret.txt", b"/..\\secret.txt", b"/..%5csecret.txt",
+              b"/chapters/..\\..\\secret.txt", b"/%252e%252e/secret.txt", b"/.%2e/secret.txt"]
+
+
+@pytest.mark.parametrize("target", TRAVERSALS, ids=lambda t: t.decode())
+def test_no_encoded_path_reaches_a_file_outside_the_site(served, site, target):
+    """The path as an attacker sends it, not as a client library would tidy it: dots encoded,
+    slashes encoded, backslashes. A file beside the site folder stays unreachable."""
+    (site.parent / "secret.txt").write_bytes(SECRET)
+    assert raw_get(served, b"/chapters/roofline.html")[0] == 200       # the server does serve
+    status, body = raw_get(served, target)
+    assert status in (400, 404), (target, status)
+    assert SECRET not in body

@@ -1,8 +1,13 @@
-// The subset of CUDA that kernels/attention_flash.cu uses, on the CPU, so that the kernel the book
+// The subset of CUDA that the kernels in kernels/*.cu use, on the CPU, so that the kernels the book
 // prints can be run and checked on a machine without a GPU: one std::thread per CUDA thread, a
 // std::barrier for __syncthreads(), one block at a time (so block-level __shared__ arrays can be
 // function statics), and __half stored as a float (this checks the index arithmetic and the
-// algorithm, not fp16 rounding).
+// algorithm, not fp16 rounding). Grids and blocks have up to three dimensions; the host
+// launchers' `kernel<<<grid, block, smem, stream>>>(args)` is rewritten by the test into
+// cuda_launch(grid, block, smem, [&] { kernel(args); }), which refuses what a GPU refuses (more
+// than 1,024 threads a block, more than the default 48 KiB of dynamic shared memory) with the
+// error cudaGetLastError() then returns. __shfl_xor_sync exchanges through the block (every
+// thread of the block must call it, as block_reduce's threads do).
 #pragma once
 #include <barrier>
 #include <cmath>
@@ -18,8 +23,15 @@ inline float __half2float(__half h) { return h.f; }
 #define __launch_bounds__(n)
 #define __shared__ static
 
+#define __device__
+#define __forceinline__ inline
+
 struct uint3_ { int x, y, z; };
-inline thread_local uint3_ threadIdx, blockIdx;
+struct dim3 {
+    int x, y, z;
+    dim3(int x_ = 1, int y_ = 1, int z_ = 1) : x(x_), y(y_), z(z_) {}
+};
+inline thread_local uint3_ threadIdx, blockIdx, blockDim, gridDim;
 inline std::barrier<>* cuda_block_barrier = nullptr;
 inline void __syncthreads() { cuda_block_barrier->arrive_and_wait(); }
 
@@ -33,7 +45,55 @@ inline void launch(int blocks, int threads, const std::function<void()>& kernel)
         cuda_block_barrier = &barrier;
         std::vector<std::thread> team;
         for (int t = 0; t < threads; ++t)
-            team.emplace_back([&, t, b] { threadIdx = {t, 0, 0}; blockIdx = {b, 0, 0}; kernel(); });
+            team.emplace_back([&, t, b] { threadIdx = {t, 0, 0}; blockIdx = {b, 0, 0}; blockDim = {threads, 1, 1};
+                                           gridDim = {blocks, 1, 1}; kernel(); });
         for (auto& th : team) th.join();
     }
+}
+
+// ---- host side: launches, errors, streams, warp shuffles (for the kernels other than Kernel 4)
+enum cudaError_t { cudaSuccess = 0, cudaErrorInvalidConfiguration = 9 };
+using cudaStream_t = void*;
+inline cudaError_t cuda_last_error = cudaSuccess;
+inline cudaError_t cudaGetLastError() { cudaError_t e = cuda_last_error; cuda_last_error = cudaSuccess; return e; }
+
+inline std::vector<float> cuda_shuffle_slots;
+
+inline void cuda_launch(dim3 grid, dim3 block, size_t dynamic_smem, const std::function<void()>& kernel) {
+    const int threads = block.x * block.y * block.z;
+    if (threads < 1 || threads > 1024 || dynamic_smem > 48 * 1024 || grid.x < 1 || grid.y < 1 || grid.z < 1) {
+        cuda_last_error = cudaErrorInvalidConfiguration;
+        return;
+    }
+    cuda_shuffle_slots.assign(threads, 0.0f);
+    // One team of threads runs the blocks one after another (a barrier between blocks, so a block's
+    // __shared__ arrays are never used by two at once): threads are made once per launch.
+    std::barrier<> barrier(threads);
+    cuda_block_barrier = &barrier;
+    std::vector<std::thread> team;
+    for (int t = 0; t < threads; ++t)
+        team.emplace_back([&, t] {
+            threadIdx = {t % block.x, t / block.x % block.y, t / (block.x * block.y)};
+            blockDim = {block.x, block.y, block.z};
+            gridDim = {grid.x, grid.y, grid.z};
+            for (int bz = 0; bz < grid.z; ++bz)
+                for (int by = 0; by < grid.y; ++by)
+                    for (int bx = 0; bx < grid.x; ++bx) {
+                        blockIdx = {bx, by, bz};
+                        kernel();
+                        barrier.arrive_and_wait();
+                    }
+        });
+    for (auto& th : team) th.join();
+}
+
+// Lane l of a warp gets lane l ^ lane_mask's x. Warps are consecutive runs of 32 linear thread
+// indices, as on a GPU; a mask under 32 keeps the partner in the same warp.
+inline float __shfl_xor_sync(unsigned, float x, int lane_mask) {
+    const int t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    cuda_shuffle_slots[t] = x;
+    __syncthreads();
+    const float got = cuda_shuffle_slots[t ^ lane_mask];
+    __syncthreads();
+    return got;
 }

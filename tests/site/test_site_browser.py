@@ -8,6 +8,7 @@ PHONE = {"width": 400, "height": 800}
 
 pytestmark = pytest.mark.browser
 expect = pytest.importorskip("playwright.sync_api").expect
+from webwatch import ANIMATIONS_DONE  # noqa: E402  (tests/ is on sys.path)
 
 
 def box(page, selector):
@@ -122,8 +123,8 @@ def test_cross_reference_preview_on_hover_and_focus(web):
     tb, lb = tip.bounding_box(), link.bounding_box()
     assert tb["y"] >= lb["y"] + lb["height"] - 1, "below the link"
     page.mouse.move(5, 5)
-    page.wait_for_timeout(500)                      # it lingers briefly, so the pointer can reach it
-    assert page.locator(".xref-preview").count() == 0
+    # it lingers briefly, so the pointer can reach it, then goes
+    expect(page.locator(".xref-preview")).to_have_count(0)
     page.locator("a.xref", has_text="Section 1.1").focus()
     assert page.locator(".xref-preview").inner_text() == "Section 1.1: Figures"
 
@@ -163,7 +164,7 @@ def test_phone_layout_hides_the_sidebar_behind_a_button(web):
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"], "no sideways scrolling"
     button.click()
     assert button.get_attribute("aria-expanded") == "true"
-    page.wait_for_timeout(300)  # the slide-in transition
+    page.evaluate(ANIMATIONS_DONE, page.locator("#sidebar").element_handle())   # the slide-in transition
     side = box(page, "#sidebar")
     assert side["x"] >= 0 and side["width"] <= PHONE["width"]
     page.locator("#sidebar a", has_text="Chapter two").click()

@@ -14,7 +14,21 @@ def readouts(params):
     return dict(widgets.render("roofline", params)["readouts"])
 
 
+def test_gemm_readouts_by_hand():
+    """A 4,096³ BF16 GEMM on an H100 SXM, counted by hand: 2 × 4,096³ = 137.4 GFLOP over three
+    4,096² BF16 matrices moved once (100.7 MB) is 4,096 / 3 = 1,365 FLOP/B. NVIDIA's datasheet:
+    989 TFLOP/s dense BF16 (1,979 is the 2:4 sparse figure), 3.35 TB/s of HBM3, so the ridge is
+    989.4 / 3.352 = 295 FLOP/B; 1,365 is past it, so the roof is the peak and the bound 100%,
+    and the time at least 137.4 G / 989.4 T = 139 µs."""
+    r = readouts({"device": "h100-sxm", "dtype": "bf16", "size": 4096})
+    assert (r["FLOPs"], r["Bytes moved"], r["Arithmetic intensity"]) == ("137 GFLOP", "101 MB", "1,370 FLOP/B")
+    assert (r["Peak"], r["Memory bandwidth"], r["Ridge point"]) == ("989 TFLOP/s", "3.35 TB/s", "295 FLOP/B")
+    assert (r["Attainable"], r["Regime"], r["MFU upper bound (dense peak)"]) == ("989 TFLOP/s", "compute-bound", "100%")
+    assert r["Time lower bound"] == "139 µs"
+
+
 def test_gemm_readouts_equal_calc():
+    """The widget shows calc's numbers (and no copy of its own)."""
     r = readouts({"device": "h100-sxm", "dtype": "bf16", "size": 4096})
     dev = specs.device("h100-sxm")
     peak, bw = dev.peak_flops("bf16"), dev.mem_bw
@@ -35,6 +49,8 @@ def test_sparse_peak_doubles_the_roof():
     dense = specs.device("a100-sxm-80gb").peak_flops("fp16")
     r = readouts({"device": "a100-sxm-80gb", "dtype": "fp16", "sparse": True, "size": 65536})
     assert r["Attainable"] == fmt.si(2 * dense, "FLOP/s")
+    # NVIDIA's A100 datasheet: 312 TFLOP/s dense FP16 Tensor Core, 624 with 2:4 sparsity
+    assert r["Attainable"] == r["Peak (2:4 sparse)"] == "624 TFLOP/s"
 
 
 def test_softmax_is_memory_bound():
@@ -42,6 +58,9 @@ def test_softmax_is_memory_bound():
     cost = intensity.softmax(2048, 2048, "fp16")
     assert r["Regime"] == "memory-bound"
     assert r["Attainable"] == fmt.si(cost.intensity * specs.device("h100-sxm").mem_bw, "FLOP/s")
+    # by hand: each element read and written once in FP16 (4 B) for 5 FLOPs (max, subtract, exp,
+    # sum, divide): 1.25 FLOP/B × 3.352 TB/s = 4.19 TFLOP/s, 0.42% of the 989 TFLOP/s peak
+    assert (r["Arithmetic intensity"], r["Attainable"]) == ("1.25 FLOP/B", "4.19 TFLOP/s")
 
 
 def test_flash_attention_has_higher_intensity_than_naive():

@@ -44,7 +44,8 @@ import pyodide.webloop as webloop
 out["loop"] = type(loop).__name__
 out["installed"] = webloop.installed
 out["real"] = type(sys.modules["asyncio"]).__name__
-out["same"] = sys.modules["asyncio"].get_event_loop is not core_get_event_loop
+out["kept_differs"] = sys.modules["asyncio"].get_event_loop is not core_get_event_loop
+out["same_loop"] = core_get_event_loop() is loop   # the kept function still answers, with the one loop
 print(json.dumps(out))
 """
 
@@ -70,6 +71,9 @@ def test_asyncio_and_the_event_loop_wait_for_their_first_use(tmp_path):
     # The core's get_event_loop loads both real modules and installs the loop, once.
     assert out["loop"] == "WebLoop" and out["installed"] == [True]
     assert out["real"] == "module"
+    # What the core kept is the stand-in's function (the real module has its own), and calling it
+    # again gives the loop installed the first time, without installing another.
+    assert out["kept_differs"] is True and out["same_loop"] is True
 
 
 def test_any_other_attribute_loads_the_real_module(tmp_path):
