@@ -2,7 +2,7 @@
 on the axes is calc's, the labels say what it is, and the text is legible where the page shows it.
 
 Legibility: the build shows a static figure at the width where its smallest text is 11 CSS px
-(bookbuild.reader_html.figure_width); that width must fit the text column and the margin column
+(bookbuild.html.reader.figure_width); that width must fit the text column and the margin column
 of a wide screen (palette.css: 42rem + 15rem, plus the 1rem gap book.css leaves), or the figure
 scrolls sideways on every screen. bookfigs/backmatter.py draws no matplotlib figure: its
 chapter map and tables are tested on the built pages (tests/book/test_backmatter.py)."""
@@ -18,7 +18,7 @@ import pytest
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from bookbuild import reader_html  # noqa: E402
+from bookbuild.html import reader as reader_html  # noqa: E402
 from bookfigs import attention as fig_attention  # noqa: E402
 from bookfigs import gpu as fig_gpu  # noqa: E402
 from bookfigs import intro as fig_intro  # noqa: E402
