@@ -106,12 +106,11 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass, field
-from operator import itemgetter
+from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
 from . import specs
-from .cuda import LINE_BYTES, SECTOR_BYTES, SMEM_BANK_BYTES, SMEM_BANKS, WARP_SIZE, Dim3, dim3, validate_launch
+from .cuda import LINE_BYTES, SECTOR_BYTES, SMEM_BANK_BYTES, WARP_SIZE, Dim3, dim3, validate_launch
 from .dtypes import size_bytes
 
 _getframe = sys._getframe

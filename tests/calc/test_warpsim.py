@@ -479,3 +479,60 @@ def test_compile_errors_name_the_line():
     assert e.value.line == 2
     with pytest.raises(KernelSyntaxError, match="defines no function"):
         compile_kernel("x = 1\n")
+
+
+# ------------------------------------------------------------------ more semantics
+
+
+def test_threads_waiting_at_different_barriers_is_an_error():
+    def k(out):
+        if threadIdx.x < 16:
+            yield syncthreads()
+        else:
+            yield syncthreads()
+        out[threadIdx.x] = 1.0
+
+    with pytest.raises(BarrierError, match=r"16 threads .* wait at the syncthreads\(\) on line (\d+); "
+                                           r"16 threads .* wait at the syncthreads\(\) on line (\d+)"):
+        launch(k, 1, 32, (Array("out", 32),))
+
+
+def test_a_helper_with_a_barrier_is_called_with_yield_from():
+    def stage(s, v):
+        s[threadIdx.x] = v
+        yield syncthreads()
+
+    def k(out):
+        s = shared("s", 32)
+        yield from stage(s, float(threadIdx.x))
+        out[threadIdx.x] = s[31 - threadIdx.x]
+
+    out = Array("out", 32)
+    r = launch(k, 1, 32, (out,))
+    assert out.data == [float(31 - t) for t in range(32)]
+    # the helper's store counts at the kernel line that calls it
+    assert r.per_line[line_of(k, "yield from stage")].shared_stores == 1
+
+
+def test_three_dimensional_arrays_and_bad_indices():
+    def k(cube):
+        cube[threadIdx.z, threadIdx.y, threadIdx.x] = float(threadIdx.x)
+
+    cube = Array("cube", 2 * 3 * 4, shape=(2, 3, 4))
+    launch(k, 1, (4, 3, 2), (cube,))
+    assert cube.tolist()[1][2] == [0.0, 1.0, 2.0, 3.0]
+
+    def floaty(A):
+        A[threadIdx.x / 2] = 1.0
+
+    with pytest.raises(KernelException, match=r"index 0.0 of A is not an integer"):
+        launch(floaty, 1, 32, (Array("A", 32),))
+
+
+def test_partial_warps_are_not_divergent_by_themselves():
+    # 40 threads: warp 1 has 8 live lanes; all of them run every instruction
+    def k(out):
+        out[threadIdx.x] = 1.0
+
+    r = launch(k, 1, 40, (Array("out", 40),))
+    assert r.totals.divergent == 0 and r.totals.active_lanes == 40 and r.totals.lane_slots == 64
