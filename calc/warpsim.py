@@ -51,11 +51,12 @@ the grouping is a list comparison and a ``zip``. All counts are functions over
 that record of warp instructions (``Instr``), never hooks in the executor.
 
 Running threads one after another gives the same values as lock step whenever
-the kernel is free of races, and the simulator checks that it is: a read or
-write of an element that another thread of the same block wrote since the last
-barrier, or that another block wrote during the launch, is a ``Race``. (Since
-Volta the lanes of a warp are not guaranteed to run in lock step either, so
-"warp-synchronous" code without a barrier is a race on current hardware too.)
+the kernel is free of races, and the simulator checks that it is, from the
+record, at every barrier: two accesses to one element, at least one a write, by
+two threads of a block between the same two barriers, or by two blocks at any
+time, are a ``Race``, whichever order the simulator happened to run them in.
+(Since Volta the lanes of a warp are not guaranteed to run in lock step either,
+so "warp-synchronous" code without a barrier is a race on current hardware too.)
 
 Semantics and their errors (all subclasses of ``KernelError``, each naming the
 thread, the source line and, for memory, the array and index):
@@ -63,8 +64,8 @@ thread, the source line and, for memory, the array and index):
 - ``OutOfBounds``: an index outside a global or shared array (per dimension).
 - ``UninitializedRead``: shared memory starts poisoned, and so does a global
   array created without data; reading an element before any write is an error.
-- ``Race``: see above (a write after another thread's read in the same
-  interval is caught when that read was the element's most recent one).
+- ``Race``: see above. It is reported at the barrier that ends the interval
+  (or before another error from the same interval, which it probably caused).
 - ``BarrierError``: ``syncthreads()`` reached by only some threads of a block,
   or at different lines (undefined on hardware), or written without ``yield``.
 - ``StepLimit``: more than ``max_steps`` memory accesses and arithmetic calls
@@ -238,7 +239,7 @@ class _Barrier:
 class _State:
     """What the running thread's accesses need: its log, its race tags, the step budget."""
 
-    __slots__ = ("keys", "idx", "frame", "kcode", "me", "lo", "blo", "steps", "rids", "block", "thread", "shared",
+    __slots__ = ("keys", "idx", "frame", "kcode", "steps", "rids", "block", "thread", "shared",
                  "shared_top", "pending_barrier", "generator", "device")
 
     def __init__(self, max_steps: int):
@@ -246,7 +247,6 @@ class _State:
         self.idx: list = []   # ... and element index (FLOPs for arithmetic), one entry per event
         self.frame = None     # the running thread's kernel frame
         self.kcode = None
-        self.me = self.lo = self.blo = 0
         self.steps = max_steps
         self.rids: list = [(None, FLOP, 1), (None, FLOP, 2)]
         self.block = self.thread = Dim3(0, 0, 0)
@@ -316,7 +316,7 @@ class Array:
 
     space = "global"
     __slots__ = ("name", "dtype", "shape", "itemsize", "n", "data", "base", "_strides", "_s0", "_s1",
-                 "_st", "_tags", "_rd", "_r", "_w", "_a", "_vecs")
+                 "_st", "_r", "_w", "_a", "_vecs")
 
     def __init__(self, name: str, data, dtype: str = "fp32", shape: Optional[Sequence[int]] = None):
         self._vecs: dict = {}
@@ -350,15 +350,11 @@ class Array:
     # -- launch plumbing
     def _detach(self) -> None:
         self._st = None
-        self._tags: list = []
-        self._rd: list = []
         self._r = self._w = self._a = -1
 
     def _attach(self, st: _State, base: int) -> None:
         self._st = st
         self.base = base
-        self._tags = [-1] * self.n
-        self._rd = [-1] * self.n
         self._r = st.rid(self, LD, self.itemsize)
         self._w = st.rid(self, ST, self.itemsize)
         self._a = st.rid(self, ATOM, self.itemsize)
@@ -431,31 +427,8 @@ class Array:
                            "wrote it" + (" (shared memory starts uninitialised)" if self.space == "shared" else ""),
                            idx)
 
-    def _race(self, flat: int, other_tag: int, what: str):
-        st = self._st
-        other = _thread_of(other_tag % _NT)
-        same_block = other_tag >= st.blo
-        who = ("thread " + _fmt3(other) + " of this block" if same_block else
-               f"thread {_fmt3(other)} of block {_fmt3(_block_of_interval(other_tag // _NT))}")
-        when = "since the last syncthreads()" if same_block else "in this launch (blocks run in no set order)"
-        idx = self._unflat(flat)
-        return self._error(Race, f"{what} {self.space} {self.name}[{idx!r}], which {who} wrote {when}", idx)
-
-    def _race_after_read(self, flat: int, r: int):
-        st = self._st
-        other = _thread_of(r % _NT)
-        same_block = r >= st.blo
-        who = "this block" if same_block else f"block {_fmt3(_block_of_interval(r // _NT))}"
-        when = "since the last syncthreads()" if same_block else "in this launch"
-        idx = self._unflat(flat)
-        return self._error(Race, f"write to {self.space} {self.name}[{idx!r}], which thread {_fmt3(other)} of "
-                           f"{who} read {when} (it may read before or after this write)", idx)
-
-    # -- element access: the hot path, written out once per shape and space for speed.
-    # Race tags: an element's last writer (and last reader) is stored as
-    # interval × threads-per-block + thread, where intervals are numbered across the
-    # launch (block by block, barrier by barrier). The running thread's tag is
-    # st.me; tags from st.lo up are this interval's, tags from st.blo up this block's.
+    # -- element access: the hot path, written out once per shape and space for speed. It checks
+    # bounds and poison and logs the access; races are found later, from the record (_races).
 
     def __getitem__(self, i):
         try:
@@ -469,10 +442,6 @@ class Array:
             return v
         if v is POISON:
             raise self._uninit(i)
-        w = self._tags[i]
-        if w >= 0 and w != st.me and (w >= st.lo or w < st.blo):
-            raise self._race(i, w, "read of")
-        self._rd[i] = st.me
         f = st.frame or _find_frame(st)
         st.keys.append(f.f_lasti + self._r)
         st.idx.append(i)
@@ -492,14 +461,6 @@ class Array:
             raise self._bad_index(i)
         st = self._st
         if st is not None:
-            me = st.me
-            w = self._tags[i]
-            if w >= 0 and w != me and (w >= st.lo or w < st.blo):
-                raise self._race(i, w, "write to")
-            r = self._rd[i]
-            if r >= 0 and r != me and (r >= st.lo or r < st.blo):
-                raise self._race_after_read(i, r)
-            self._tags[i] = me
             f = st.frame or _find_frame(st)
             st.keys.append(f.f_lasti + self._w)
             st.idx.append(i)
@@ -524,10 +485,6 @@ class Array:
             return v
         if v is POISON:
             raise self._uninit(i)
-        w = self._tags[i]
-        if w >= 0 and w != st.me and (w >= st.lo or w < st.blo):
-            raise self._race(i, w, "read of")
-        self._rd[i] = st.me
         f = st.frame or _find_frame(st)
         st.keys.append(f.f_lasti + self._r)
         st.idx.append(i)
@@ -539,14 +496,6 @@ class Array:
     def _store(self, i: int, value, depth: int) -> None:
         st = self._st
         if st is not None:
-            me = st.me
-            w = self._tags[i]
-            if w >= 0 and w != me and (w >= st.lo or w < st.blo):
-                raise self._race(i, w, "write to")
-            r = self._rd[i]
-            if r >= 0 and r != me and (r >= st.lo or r < st.blo):
-                raise self._race_after_read(i, r)
-            self._tags[i] = me
             f = st.frame or _find_frame(st)
             st.keys.append(f.f_lasti + self._w)
             st.idx.append(i)
@@ -600,10 +549,6 @@ class _Array2D(Array):
             return v
         if v is POISON:
             raise self._uninit(k)
-        w = self._tags[k]
-        if w >= 0 and w != st.me and (w >= st.lo or w < st.blo):
-            raise self._race(k, w, "read of")
-        self._rd[k] = st.me
         f = st.frame or _find_frame(st)
         st.keys.append(f.f_lasti + self._r)
         st.idx.append(k)
@@ -639,8 +584,7 @@ class _ArrayND(Array):
 class SharedArray(Array):
     """A block's ``__shared__`` array, made by ``shared()``: uninitialised until written.
 
-    Only the block's own threads can see it, so a tag is a race only when it is
-    this interval's and another thread's."""
+    Only the block's own threads can see it, so only they can race on it."""
 
     space = "shared"
     __slots__ = ()
@@ -659,11 +603,6 @@ class SharedArray(Array):
         if v is POISON:
             raise self._uninit(i)
         st = self._st
-        w = self._tags[i]
-        me = st.me
-        if w >= st.lo and w != me:
-            raise self._race(i, w, "read of")
-        self._rd[i] = me
         f = st.frame or _find_frame(st)
         st.keys.append(f.f_lasti + self._r)
         st.idx.append(i)
@@ -693,11 +632,6 @@ class _Shared2D(SharedArray, _Array2D):
         if v is POISON:
             raise self._uninit(k)
         st = self._st
-        w = self._tags[k]
-        me = st.me
-        if w >= st.lo and w != me:
-            raise self._race(k, w, "read of")
-        self._rd[k] = me
         f = st.frame or _find_frame(st)
         st.keys.append(f.f_lasti + self._r)
         st.idx.append(k)
@@ -784,10 +718,6 @@ class Vector:
             if st is not None:
                 if v is POISON:
                     raise a._uninit(i)
-                t = a._tags[i]
-                if t >= 0 and t != st.me and (t >= st.lo or t < st.blo):
-                    raise a._race(i, t, "read of")
-                a._rd[i] = st.me
             out.append(v)
         if st is not None:
             f = st.frame or _find_frame(st)
@@ -806,14 +736,6 @@ class Vector:
             raise a._error(KernelException, f"{self.name}[{j}] takes {w} values, got {len(values)}", j)
         st = a._st
         if st is not None:
-            for i in range(j * w, j * w + w):
-                t = a._tags[i]
-                if t >= 0 and t != st.me and (t >= st.lo or t < st.blo):
-                    raise a._race(i, t, "write to")
-                r = a._rd[i]
-                if r >= 0 and r != st.me and (r >= st.lo or r < st.blo):
-                    raise a._race_after_read(i, r)
-                a._tags[i] = st.me
             f = st.frame or _find_frame(st)
             st.keys.append(f.f_lasti + self._rid(ST))
             st.idx.append(j * w)
@@ -1395,20 +1317,91 @@ class Report:
 
 # ------------------------------------------------------------------ the launch
 
-_NT = 0  # threads per block of the running launch (for race messages)
-_BLOCKS: list = []  # interval number -> block index, for race messages
-_BLOCK_DIM = Dim3(1, 1, 1)
-
-
-def _thread_of(tid: int) -> Dim3:
-    bd = _BLOCK_DIM
+def _thread_of(tid: int, bd: Dim3) -> Dim3:
     return Dim3(tid % bd.x, (tid // bd.x) % bd.y, tid // (bd.x * bd.y))
 
 
-def _block_of_interval(k: int) -> Dim3:
-    return _BLOCKS[k] if 0 <= k < len(_BLOCKS) else Dim3(0, 0, 0)
+class _Races:
+    """Races, found from the record at the end of each barrier interval (order-free: the order in
+    which the simulator happened to run the threads does not matter).
 
+    Two accesses to one element race when at least one is a (non-atomic) write, they come from
+    different threads, and either both fall between the same two barriers of one block, or they
+    come from different blocks (which no barrier orders). Across blocks only global memory is
+    shared, so the launch keeps, per global array, the first block and thread to write and to read
+    each element."""
 
+    def __init__(self, block_dim: Dim3, blocks: list):
+        self.bd, self.blocks = block_dim, blocks
+        self.first_write: dict = {}  # array -> {element: (block number, thread number)}
+        self.first_read: dict = {}
+
+    def error(self, ins: Instr, tid: int, x: int, other_tid: int, other_block: Optional[int],
+              what: str, verb: str) -> Race:
+        arr = ins.array
+        idx = arr._unflat(x)
+        other = _fmt3(_thread_of(other_tid, self.bd))
+        if other_block is None:
+            who = f"thread {other} of this block {verb} between the same two syncthreads() (threads run in no set order)"
+        else:
+            who = (f"thread {other} of block {_fmt3(self.blocks[other_block])} {verb} in the same launch "
+                   "(blocks run in no set order)")
+        return Race(f"{what} {arr.space} {arr.name}[{idx!r}], which {who}", block=self.blocks[ins.block],
+                    thread=_thread_of(tid, self.bd), line=ins.line, array=arr.name, index=idx)
+
+    def check(self, instrs: list) -> None:
+        """Raise ``Race`` for the first race among one interval's instructions (one block)."""
+        writes: dict = {}  # array -> {element: (thread, instr)}, this interval
+        for ins in instrs:
+            if ins.kind != ST:
+                continue
+            d = writes.setdefault(ins.array, {})
+            span = ins.size // ins.array.itemsize
+            base = ins.warp * WARP_SIZE
+            for lane, e in zip(ins.lanes, ins.index):
+                tid = base + lane
+                for x in range(e, e + span):
+                    prev = d.get(x)
+                    if prev is None:
+                        d[x] = tid
+                    elif prev != tid:
+                        raise self.error(ins, tid, x, prev, None, "write to", "writes")
+        if writes:
+            for ins in instrs:
+                if ins.kind != LD:
+                    continue
+                d = writes.get(ins.array)
+                if not d:
+                    continue
+                span = ins.size // ins.array.itemsize
+                elems = set(ins.index) if span == 1 else {x for e in ins.index for x in range(e, e + span)}
+                if not d.keys() & elems:
+                    continue
+                base = ins.warp * WARP_SIZE
+                for lane, e in zip(ins.lanes, ins.index):
+                    for x in range(e, e + span):
+                        w = d.get(x)
+                        if w is not None and w != base + lane:
+                            raise self.error(ins, base + lane, x, w, None, "read of", "writes")
+        for ins in instrs:
+            arr = ins.array
+            if arr is None or arr.space != "global" or ins.kind == ATOM:
+                continue
+            span = ins.size // arr.itemsize
+            base, b = ins.warp * WARP_SIZE, ins.block
+            load = ins.kind == LD
+            mine = self.first_read.setdefault(arr, {}) if load else self.first_write.setdefault(arr, {})
+            theirs = self.first_write.get(arr) if load else self.first_read.get(arr)
+            for lane, e in zip(ins.lanes, ins.index):
+                for x in range(e, e + span):
+                    if theirs:
+                        o = theirs.get(x)
+                        if o is not None and o[0] != b:
+                            raise self.error(ins, base + lane, x, o[1], o[0], "read of" if load else "write to",
+                                             "writes" if load else "reads")
+                    o = mine.setdefault(x, (b, base + lane))
+                    if not load and o[0] != b:
+                        raise self.error(ins, base + lane, x, o[1], o[0], "write to", "writes")
 
 
 class _Lines:
@@ -1519,6 +1512,22 @@ def _emit(code, k0, lane_ids, columns, live, rids, block, warp, epoch, lines, ou
                          arr.base if arr is not None else 0, size, lane_ids, ix, live, (code, site)))
 
 
+def _race_first(st, keys, idxs, nwarps, bnum, epoch, lines, races, err) -> None:
+    """Before reporting ``err``, look for a race in what the block did since its last barrier:
+    a race is usually the cause of what went wrong next."""
+    if isinstance(err, StepLimit):
+        return
+    partial: list = []
+    nt = len(keys)
+    for w in range(nwarps):
+        lo, hi = w * WARP_SIZE, min(nt, (w + 1) * WARP_SIZE)
+        _group(st, keys[lo:hi], idxs[lo:hi], bnum, w, epoch, lines, partial)
+    try:
+        races.check(partial)
+    except Race as race:
+        raise race from err
+
+
 def _frame_line(gen) -> Optional[int]:
     f = gen.gi_frame
     while f is not None and getattr(gen, "gi_yieldfrom", None) is not None:
@@ -1549,7 +1558,7 @@ def launch(kernel: Callable, grid, block, args: Sequence = (), *, device=DEFAULT
     capacity; ``l2_bytes`` overrides that capacity (0: no cache, every sector goes to
     HBM). Raises a ``KernelError`` subclass on the first error.
     """
-    global _ST, _NT, _BLOCKS, _BLOCK_DIM
+    global _ST
     if _ST is not None:
         raise LaunchError("launch() cannot be called from inside a kernel")
     dev = specs.device(device) if isinstance(device, str) else device
@@ -1584,7 +1593,7 @@ def launch(kernel: Callable, grid, block, args: Sequence = (), *, device=DEFAULT
     blocks = list(g.indices())
     record: list = []
     lines = _Lines()
-    _NT, _BLOCKS, _BLOCK_DIM = nt, [], b
+    races = _Races(b, blocks)
     blockDim._set(b)
     gridDim._set(g)
     nwarps = -(-nt // WARP_SIZE)
@@ -1599,19 +1608,15 @@ def launch(kernel: Callable, grid, block, args: Sequence = (), *, device=DEFAULT
             keys = [[] for _ in range(nt)]
             idxs = [[] for _ in range(nt)]
             gens: list = [None] * nt
-            st.blo = interval * nt
             epoch = 0
             running = list(range(nt))
             while True:
-                _BLOCKS.append(bidx)
-                st.lo = interval * nt
                 waiting: dict = {}
                 finished = []
                 for tid in running:
                     t = threads[tid]
                     threadIdx._set(t)
                     st.thread = t
-                    st.me = st.lo + tid
                     st.keys = keys[tid]
                     st.idx = idxs[tid]
                     try:
@@ -1634,10 +1639,12 @@ def launch(kernel: Callable, grid, block, args: Sequence = (), *, device=DEFAULT
                         if st.pending_barrier is not None:
                             raise _unyielded(st)
                         continue
-                    except KernelError:
-                        raise
-                    except Exception as e:  # the reader's own bug
-                        raise _wrap(e, st) from e
+                    except Exception as e:  # a KernelError, or the reader's own bug
+                        err = e if isinstance(e, KernelError) else _wrap(e, st)
+                        _race_first(st, keys, idxs, nwarps, bnum, epoch, lines, races, err)
+                        if err is e:
+                            raise
+                        raise err from e
                     if not isinstance(y, _Barrier) or y is not st.pending_barrier:
                         if st.pending_barrier is not None and not isinstance(y, _Barrier):
                             raise _unyielded(st)
@@ -1645,12 +1652,14 @@ def launch(kernel: Callable, grid, block, args: Sequence = (), *, device=DEFAULT
                                            block=bidx, thread=t, line=_frame_line(gens[tid]))
                     st.pending_barrier = None
                     waiting.setdefault(y.line, []).append(tid)
+                start = len(record)
                 for w in range(nwarps):
                     lo, hi = w * WARP_SIZE, min(nt, (w + 1) * WARP_SIZE)
                     _group(st, keys[lo:hi], idxs[lo:hi], bnum, w, epoch, lines, record)
                     for t in range(lo, hi):
                         keys[t].clear()
                         idxs[t].clear()
+                races.check(record[start:])
                 interval += 1
                 if not waiting:
                     break

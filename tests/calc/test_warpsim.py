@@ -346,14 +346,16 @@ def test_write_write_race_between_barriers():
         out[0] = float(threadIdx.x)
 
     with pytest.raises(Race, match=r"thread \(1, 0, 0\) of block \(0, 0, 0\): write to global out\[0\], which "
-                                   r"thread \(0, 0, 0\) of this block wrote since the last syncthreads\(\)"):
+                                   r"thread \(0, 0, 0\) of this block writes between the same two syncthreads\(\)") as e:
         launch(k, 1, 32, (Array("out", 1),))
+    assert (e.value.array, e.value.index, e.value.line) == ("out", 0, line_of(k, "out[0] ="))
 
     def across_blocks(out):
         if threadIdx.x == 0:
             out[0] = 1.0
 
-    with pytest.raises(Race, match=r"block \(1, 0, 0\).*thread \(0, 0, 0\) of block \(0, 0, 0\) wrote"):
+    with pytest.raises(Race, match=r"block \(1, 0, 0\): write to global out\[0\], which thread \(0, 0, 0\) of "
+                                   r"block \(0, 0, 0\) writes in the same launch"):
         launch(across_blocks, 2, 32, (Array("out", 1),))
 
 
@@ -379,10 +381,11 @@ def test_read_after_write_without_barrier_is_a_race():
         s[threadIdx.x] = 1.0
         yield syncthreads()
         s[threadIdx.x] = 2.0
-        out[threadIdx.x] = s[(threadIdx.x + 31) % 32]   # thread 1 reads s[0], rewritten by thread 0
+        out[threadIdx.x] = s[(threadIdx.x + 31) % 32]   # thread t reads s[t - 1], rewritten by thread t - 1
 
-    with pytest.raises(Race, match=r"thread \(1, 0, 0\).*read of shared s\[0\], which thread \(0, 0, 0\) of this "
-                                   r"block wrote since the last syncthreads\(\)"):
+    # reported for the first lane, whichever thread the simulator happened to run first
+    with pytest.raises(Race, match=r"thread \(0, 0, 0\).*read of shared s\[31\], which thread \(31, 0, 0\) of "
+                                   r"this block writes between the same two syncthreads\(\)"):
         launch(k, 1, 32, (Array("out", 32),))
 
 
@@ -394,8 +397,8 @@ def test_write_after_another_threads_read_is_a_race():
         out[threadIdx.x] = s[(threadIdx.x + 1) % 32]    # thread 0 reads s[1] ...
         s[threadIdx.x] = 2.0                           # ... which thread 1 then overwrites
 
-    with pytest.raises(Race, match=r"thread \(1, 0, 0\).*write to shared s\[1\], which thread \(0, 0, 0\) of "
-                                   r"this block read"):
+    with pytest.raises(Race, match=r"thread \(0, 0, 0\).*read of shared s\[1\], which thread \(1, 0, 0\) of "
+                                   r"this block writes between"):
         launch(k, 1, 32, (Array("out", 32),))
 
 
@@ -536,3 +539,25 @@ def test_partial_warps_are_not_divergent_by_themselves():
 
     r = launch(k, 1, 40, (Array("out", 40),))
     assert r.totals.divergent == 0 and r.totals.active_lanes == 40 and r.totals.lane_slots == 64
+
+
+def test_a_race_is_reported_before_the_error_it_caused():
+    def k(out):
+        s = shared("s", 32)
+        s[threadIdx.x] = float(threadIdx.x)
+        yield syncthreads()
+        s[threadIdx.x] = 100.0
+        out[int(s[(threadIdx.x + 31) % 32])] = 1.0    # thread 1 reads thread 0's 100.0: out[100]
+
+    with pytest.raises(Race, match=r"thread \(1, 0, 0\).*read of shared s\[0\], which thread \(0, 0, 0\)") as e:
+        launch(k, 1, 32, (Array("out", 32),))
+    assert isinstance(e.value.__cause__, OutOfBounds)
+
+
+def test_reads_by_many_blocks_and_atomics_are_not_races():
+    def k(A, total):
+        atomic_add(total, 0, A[0] + A[threadIdx.x])
+
+    total = Array("total", [0.0])
+    launch(k, 4, 32, (Array("A", [1.0] * 32), total))
+    assert total.data == [4 * 64.0]
