@@ -1404,16 +1404,19 @@ class _Races:
                         raise self.error(ins, base + lane, x, o[1], o[0], "write to", "writes")
 
 
+_CACHE = 0  # the opcode of an inline cache entry (CPython 3.11 to 3.14)
+
+
 class _Lines:
-    """Which instruction and source line a logged bytecode offset belongs to, per code object.
+    """Which instruction, and which source line, a logged bytecode offset belongs to.
 
     ``f_lasti`` of a calling frame is not always the start of the calling instruction:
     CPython's specialising interpreter may leave it on the instruction's inline
     cache entries, so one site can show two offsets (before and after it is
-    specialised). Every code unit of an instruction, caches included, carries the
-    instruction's source position (``co_positions``), so the position (line and
-    columns) names the site. Without column information (``-X no_debug_ranges``)
-    the raw offset is kept."""
+    specialised). ``co_code`` marks each cache entry with the CACHE opcode, so an
+    offset belongs to the last non-cache code unit at or before it. (The book's
+    browser runtime ships bytecode without column tables, so source columns
+    cannot tell two instructions on one line apart; offsets can.)"""
 
     def __init__(self):
         self.sites: dict = {}
@@ -1421,14 +1424,21 @@ class _Lines:
     def canon(self, code) -> list:
         m = self.sites.get(code)
         if m is None:
-            m = []
-            for k, pos in enumerate(code.co_positions()):
-                line = pos[0] if pos[0] is not None else code.co_firstlineno
-                m.append((line, pos[1], pos[2], pos[3]) if pos[1] is not None else (line, 2 * k))
+            lines: dict = {}
+            for start, end, line in code.co_lines():
+                for off in range(start, end, 2):
+                    lines[off] = line if line is not None else code.co_firstlineno
+            raw = code.co_code
+            m, start = [], 0
+            for off in range(0, len(raw), 2):
+                if raw[off] != _CACHE:
+                    start = off
+                m.append((lines.get(start, code.co_firstlineno), start))
             self.sites[code] = m
         return m
 
     def site(self, code, lasti: int) -> tuple:
+        """(line, instruction offset) of the instruction at or before offset ``lasti``."""
         m = self.canon(code)
         k = lasti // 2
         return m[k] if 0 <= k < len(m) else (code.co_firstlineno, lasti)

@@ -6,6 +6,9 @@ Expected counts are derived by hand from the hardware's arithmetic in the commen
 
 import inspect
 import math
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -561,3 +564,15 @@ def test_reads_by_many_blocks_and_atomics_are_not_races():
     total = Array("total", [0.0])
     launch(k, 4, 32, (Array("A", [1.0] * 32), total))
     assert total.data == [4 * 64.0]
+
+
+@pytest.mark.skipif(sys.platform == "emscripten", reason="needs a subprocess")
+def test_counts_hold_without_column_tables():
+    # The book's browser runtime ships bytecode without column tables, and CPython specialises
+    # instructions after a few runs (moving f_lasti into their caches): one load per warp still.
+    code = ("from calc import simkernels as sk; t = sk.run_copy(4096, 1).totals; "
+            "print(t.global_loads, t.global_stores, t.sectors)")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = subprocess.run([sys.executable, "-X", "no_debug_ranges", "-c", code], cwd=root, capture_output=True,
+                         text=True, timeout=120)
+    assert out.stdout.split() == ["128", "128", str(2 * 4 * 128)], out.stderr
