@@ -295,7 +295,7 @@ def _step_limit(st: _State) -> StepLimit:
 def _kernel_line(depth: int = 2) -> Optional[int]:
     """Line of the nearest frame outside this module."""
     f = _getframe(depth)
-    while f is not None and f.f_code.co_filename == __file__:
+    while f is not None and f.f_code.co_filename == _THIS_FILE:
         f = f.f_back
     return f.f_lineno if f is not None else None
 
@@ -1452,8 +1452,10 @@ def _source_of(kernel) -> dict:
 
 
 def _file_line(filename: str, line: int) -> str:
-    import linecache
-
+    try:
+        import linecache
+    except ImportError:  # a trimmed standard library (the book's browser runtime) may lack it
+        return ""
     return linecache.getline(filename, line).rstrip("\n")
 
 
@@ -1550,7 +1552,7 @@ def _wrap(exc: BaseException, st: _State) -> KernelError:
     """A Python exception from kernel code as a KernelException naming thread and line."""
     tb, line = exc.__traceback__, None
     while tb is not None:
-        if tb.tb_frame.f_code.co_filename != __file__:
+        if tb.tb_frame.f_code.co_filename != _THIS_FILE:
             line = tb.tb_lineno
         tb = tb.tb_next
     err = KernelException(f"{type(exc).__name__}: {exc}", block=st.block, thread=st.thread, line=line)
@@ -1763,3 +1765,8 @@ def compile_kernel(source: str, name: Optional[str] = None, filename: str = "<ke
         raise KernelSyntaxError("the source defines no function; write `def kernel(...):`")
     fn.__warpsim_source__ = {k + 1: text for k, text in enumerate(source.splitlines())}
     return fn
+
+
+# This module's file name as its bytecode records it (not ``__file__``: the browser runtime loads
+# precompiled bytecode from a zip, where the two differ); frames from it are the simulator's own.
+_THIS_FILE = _kernel_line.__code__.co_filename
