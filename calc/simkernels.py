@@ -16,6 +16,8 @@ exercises use them as reference solutions.
 - ``reduce_sequential``   Harris's #3: sequential addressing
 - ``matmul_tiled``        Kirk & Hwu's shared-memory tiled matmul (``calc.tiling`` counts its traffic)
 - ``attention_scores``    S = Q Kᵀ, one thread per score (the CUDA thread hierarchy chapter's kernel)
+- ``naive_attention``     standard attention (the paper's Algorithm 0) as three launches: scores,
+                          a row softmax, P V; S and P go through HBM
 
 Sources: M. Harris, "Optimizing Parallel Reduction in CUDA" (NVIDIA, 2007);
 Kirk & Hwu, *Programming Massively Parallel Processors*, ch. 5; M. Harris,
@@ -24,9 +26,13 @@ Kirk & Hwu, *Programming Massively Parallel Processors*, ch. 5; M. Harris,
 
 from __future__ import annotations
 
+import math
 import random
 
-from .warpsim import Array, Counts, Instr, blockDim, blockIdx, counts_of, fma, launch, shared, syncthreads, threadIdx
+from .warpsim import (
+    Array, Counts, Instr, add, blockDim, blockIdx, counts_of, div, exp, fma, fmax, launch, shared, sub, syncthreads,
+    threadIdx,
+)
 
 TILE = 32
 
@@ -220,3 +226,43 @@ def attention_scores_warp0(N: int, d: int, block=(16, 16)) -> dict:
         if ins.block == 0 and ins.warp == 0 and ins.kind != "flop" and ins.array.name not in out:
             out[ins.array.name] = counts_of(ins)
     return out
+
+
+def softmax_rows(S, P, N):
+    i = blockIdx.x * blockDim.x + threadIdx.x        # one thread per row
+    if i < N:
+        m = -math.inf
+        for j in range(N):                           # pass 1: the row maximum
+            m = fmax(m, S[i * N + j])
+        total = 0.0
+        for j in range(N):                           # pass 2: e = exp(s - m), and their sum
+            e = exp(sub(S[i * N + j], m))
+            P[i * N + j] = e
+            total = add(total, e)
+        for j in range(N):                           # pass 3: normalise
+            P[i * N + j] = div(P[i * N + j], total)
+
+
+def attention_pv(P, V, O, N, d):
+    i = blockIdx.y * blockDim.y + threadIdx.y        # query
+    c = blockIdx.x * blockDim.x + threadIdx.x        # output column
+    if i < N and c < d:
+        acc = 0.0
+        for j in range(N):
+            acc = fma(P[i * N + j], V[j * d + c], acc)
+        O[i * d + c] = acc
+
+
+def naive_attention(N: int, d: int, dtype: str = "fp16", seed: int = 0, **kw) -> list:
+    """Standard attention as three launches (``attention_scores``, ``softmax_rows``, ``attention_pv``),
+    S and P in global memory: the three ``Report``s (O is ``reports[2].arrays["O"]``). Each launch
+    starts with a cold L2, so with a large L2 its HBM bytes are what it must read and write once."""
+    rng = random.Random(seed)
+    Q, K, V = (Array(name, [rng.uniform(-1, 1) for _ in range(N * d)], dtype) for name in "QKV")
+    S, P, O = Array("S", N * N, dtype), Array("P", N * N, dtype), Array("O", N * d, dtype)
+    t = 16
+    return [
+        launch(attention_scores, (-(-N // t), -(-N // t)), (t, t), (Q, K, S, N, d), **kw),
+        launch(softmax_rows, -(-N // 32), 32, (S, P, N), **kw),
+        launch(attention_pv, (-(-d // t), -(-N // t)), (t, t), (P, V, O, N, d), **kw),
+    ]

@@ -18,8 +18,8 @@ pseudocode write it::
 ``blockIdx``, ``threadIdx``, ``blockDim`` and ``gridDim`` are this module's
 objects, set to the running thread's values (a kernel written as text gets them
 from ``compile_kernel``). Global arrays are ``Array(name, data_or_length,
-dtype)``; shared ones come from ``shared(name, shape, dtype)``; ``add``, ``mul``,
-``fma``, ``fmax`` and ``exp`` are the counted arithmetic; ``atomic_add`` is
+dtype)``; shared ones come from ``shared(name, shape, dtype)``; ``add``, ``sub``,
+``mul``, ``div``, ``fma``, ``fmax`` and ``exp`` are the counted arithmetic; ``atomic_add`` is
 ``atomicAdd``. ``launch`` returns a ``Report``:
 global requests, 32-byte sectors and 128-byte lines, bytes requested against
 bytes moved, shared-memory wavefronts and bank conflicts, divergence, FLOPs,
@@ -98,7 +98,7 @@ sectors are written back when evicted or at the end of the launch). A read
 miss moves 32 bytes from HBM. This ignores set associativity, the A100's and
 H100's split L2 partitions, and compression.
 
-FLOPs: ``add``, ``mul``, ``fmax`` and ``exp`` count 1, ``fma`` counts 2. Python's
+FLOPs: ``add``, ``sub``, ``mul``, ``div``, ``fmax`` and ``exp`` count 1, ``fma`` counts 2. Python's
 own operators count nothing, so index arithmetic stays free, as it is integer
 work on the GPU.
 """
@@ -809,10 +809,22 @@ def add(a, b):
     return a + b
 
 
+def sub(a, b):
+    """a − b, one FLOP."""
+    _flop(1)
+    return a - b
+
+
 def mul(a, b):
     """a · b, one FLOP."""
     _flop(1)
     return a * b
+
+
+def div(a, b):
+    """a / b, one FLOP (the book counts a softmax's division as one operation)."""
+    _flop(1)
+    return a / b
 
 
 def fma(a, b, c):
@@ -1245,7 +1257,7 @@ def _divergent_barrier(bidx, threads, waiting: dict, finished: list) -> BarrierE
 
 #: the names a kernel may use without importing them (what ``compile_kernel`` provides)
 KERNEL_NAMES = ("blockIdx", "threadIdx", "blockDim", "gridDim", "warpSize", "shared", "syncthreads",
-                "add", "mul", "fma", "fmax", "exp", "atomic_add")
+                "add", "sub", "mul", "div", "fma", "fmax", "exp", "atomic_add")
 
 
 def kernel_globals() -> dict:

@@ -45,3 +45,19 @@ def test_helpers_reject_negative_strides():
         sk.warp_read(-1)
     with pytest.raises(ValueError):
         sk.warp_shared_read(-2)
+
+
+def test_naive_attention_moves_calc_attentions_bytes_and_flops():
+    from calc import attention
+
+    N, d = 32, 16
+    reports = sk.naive_attention(N, d, "fp16")
+    want = attention.naive(N, d, "fp16")
+    # through a cold 40 MB L2 per launch, each launch reads its inputs and writes its output once:
+    # (Q, K, S) + (S, P) + (P, V, O) = 4·N·d + 4·N² elements of 2 bytes; FLOPs 4·N²·d + 5·N²
+    assert sum(r.hbm_bytes for r in reports) == want.bytes_ == (4 * N * d + 4 * N * N) * 2
+    assert sum(r.flops for r in reports) == want.flops
+    rows = lambda name, r: [r.arrays[name].data[i * d:(i + 1) * d] for i in range(N)]  # noqa: E731
+    ref = attention.reference(rows("Q", reports[0]), rows("K", reports[0]), rows("V", reports[2]))
+    O = reports[2].arrays["O"].data
+    assert max(abs(O[i * d + c] - ref[i][c]) for i in range(N) for c in range(d)) < 1e-9
