@@ -9,6 +9,7 @@ exercises use them as reference solutions.
 - ``copy_strided``        B[i] = A[i·stride]: coalescing (CUDA Best Practices Guide)
 - ``warp_read``           one warp reading A[lane·stride + offset]: the counts of that one load
 - ``warp_shared_read``    one warp reading word lane·stride of a shared array: its wavefronts
+- ``warp_shared_gather``  one warp reading any 32 elements of a shared array: its wavefronts
 - ``transpose_shared``    32×32 tiles through shared memory, with or without a padded row
                           (``transpose_read_passes``: the wavefronts of its column read)
 - ``reduce_interleaved``  Harris's reduction #1: interleaved addressing, divergent branch
@@ -87,6 +88,25 @@ def warp_shared_read(stride: int) -> Counts:
     if stride < 0:
         raise ValueError(f"stride must be >= 0, got {stride}")
     r = launch(read_shared_strided, 1, 32, (Array("out", 32), stride))
+    return counts_of(next(i for i in r.record if i.kind == "ld" and i.space == "shared"))
+
+
+def read_shared_gather(out, elements, n, dtype):
+    s = shared("s", n, dtype)
+    lane = threadIdx.x
+    for k in range(lane, n, 32):                   # the warp fills the array first
+        s[k] = 0.0
+    yield syncthreads()
+    out[lane] = s[elements[lane]]
+
+
+def warp_shared_gather(elements, dtype: str = "fp32") -> Counts:
+    """Counts of one warp's shared-memory load in which lane i reads element ``elements[i]``
+    (32 of them) of an array of ``dtype``: ``wavefronts`` is the number of passes."""
+    elements = list(elements)
+    if len(elements) != 32 or min(elements) < 0:
+        raise ValueError(f"need 32 non-negative element indices, got {elements!r}")
+    r = launch(read_shared_gather, 1, 32, (Array("out", 32, dtype), elements, max(elements) + 1, dtype))
     return counts_of(next(i for i in r.record if i.kind == "ld" and i.space == "shared"))
 
 

@@ -61,3 +61,11 @@ def test_naive_attention_moves_calc_attentions_bytes_and_flops():
     ref = attention.reference(rows("Q", reports[0]), rows("K", reports[0]), rows("V", reports[2]))
     O = reports[2].arrays["O"].data
     assert max(abs(O[i * d + c] - ref[i][c]) for i in range(N) for c in range(d)) < 1e-9
+
+
+@given(elements=st.lists(st.integers(0, 200), min_size=32, max_size=32), dtype=st.sampled_from(["fp32", "fp16"]))
+def test_warp_shared_gather_is_calc_cudas_degree(elements, dtype):
+    # a single phase (accesses of at most 4 bytes): passes = the busiest bank's distinct words
+    size = 4 if dtype == "fp32" else 2
+    assert sk.warp_shared_gather(elements, dtype).wavefronts == \
+        cuda.bank_conflict_degree_of([e * size for e in elements])
