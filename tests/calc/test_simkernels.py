@@ -69,3 +69,21 @@ def test_warp_shared_gather_is_calc_cudas_degree(elements, dtype):
     size = 4 if dtype == "fp32" else 2
     assert sk.warp_shared_gather(elements, dtype).wavefronts == \
         cuda.bank_conflict_degree_of([e * size for e in elements])
+
+
+def test_flash_attention_moves_calc_attentions_bytes():
+    from calc import attention
+
+    N, d, BR, BC = 64, 16, 32, 16
+    no_l2 = sk.run_flash_attention(N, d, BR, BC, l2_bytes=0)
+    # every load reaches HBM: Q once, K and V once per query block (N / BR of them), O once, in fp16,
+    # and the FP32 log-sum-exp of each row: calc.attention's Kernel 4 count
+    assert no_l2.hbm_bytes == attention.flash_query_outer(N, d, BR, "fp16").bytes_ \
+        == (N * d + (N // BR) * 2 * N * d + N * d) * 2 + N * 4
+    # all of it coalesced; through the A100's L2 only the first touch of Q, K and V reaches HBM
+    assert no_l2.totals.efficiency == 1
+    assert sk.run_flash_attention(N, d, BR, BC).hbm_bytes == 4 * N * d * 2 + N * 4
+    rows = lambda name: [no_l2.arrays[name].data[i * d:(i + 1) * d] for i in range(N)]  # noqa: E731
+    ref = attention.reference(rows("Q"), rows("K"), rows("V"))
+    O = no_l2.arrays["O"].data
+    assert max(abs(O[i * d + c] - ref[i][c]) for i in range(N) for c in range(d)) < 1e-9
