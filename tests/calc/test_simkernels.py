@@ -5,7 +5,7 @@ from hypothesis import given, strategies as st
 
 from calc import cuda
 from calc import simkernels as sk
-from calc.warpsim import Array, launch
+from calc.warpsim import Array, l2_traffic, launch
 
 
 @given(stride=st.integers(0, 80), offset=st.integers(0, 40), dtype=st.sampled_from(["fp32", "fp16", "int8", "fp64"]))
@@ -82,7 +82,7 @@ def test_flash_attention_moves_calc_attentions_bytes():
         == (N * d + (N // BR) * 2 * N * d + N * d) * 2 + N * 4
     # all of it coalesced; through the A100's L2 only the first touch of Q, K and V reaches HBM
     assert no_l2.totals.efficiency == 1
-    assert sk.run_flash_attention(N, d, BR, BC).hbm_bytes == 4 * N * d * 2 + N * 4
+    assert l2_traffic(no_l2.record, 40 << 20).hbm_bytes == 4 * N * d * 2 + N * 4
     rows = lambda name: [no_l2.arrays[name].data[i * d:(i + 1) * d] for i in range(N)]  # noqa: E731
     ref = attention.reference(rows("Q"), rows("K"), rows("V"))
     O = no_l2.arrays["O"].data
