@@ -24,7 +24,8 @@ exercises use them as reference solutions.
 
 Sources: M. Harris, "Optimizing Parallel Reduction in CUDA" (NVIDIA, 2007);
 Kirk & Hwu, *Programming Massively Parallel Processors*, ch. 5; M. Harris,
-"An Efficient Matrix Transpose in CUDA C/C++" (NVIDIA blog, 2013).
+"An Efficient Matrix Transpose in CUDA C/C++" (NVIDIA blog, 2013); Dao et al.,
+"FlashAttention" (NeurIPS 2022) and Dao, "FlashAttention-2" (2023) for the loop orders.
 """
 
 from __future__ import annotations
@@ -121,7 +122,6 @@ def transpose_shared(A, B, n, pad):
     x = blockIdx.y * TILE + threadIdx.x
     y = blockIdx.x * TILE + threadIdx.y
     B[y * n + x] = tile[threadIdx.x, threadIdx.y]   # a warp reads a column of the tile
-    
 
 def run_transpose(n: int = 64, pad: int = 0, **kw):
     """``transpose_shared`` of an n × n FP32 matrix (n a multiple of 32), blocks of 32 × 32."""
