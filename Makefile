@@ -39,6 +39,7 @@ golden: install
 bench: install
 	$(PY) benchmarks/build_bench.py
 	$(PY) benchmarks/widgets_bench.py
+	$(PY) benchmarks/warpsim_bench.py
 
 clean:
 	rm -rf _book .bookcache .install.stamp

@@ -22,6 +22,9 @@ Submodules (import the one you need, e.g. ``from calc import roofline``):
 - ``cuda``       CUDA indexing, coalescing, bank conflicts, launch limits
 - ``occupancy``  occupancy by the CUDA Occupancy Calculator's rules
 - ``runner``     a tiny kernel runner for runnable pseudocode
+- ``warpsim``    a warp-level kernel simulator: runs a kernel, records each warp instruction
+- ``warpcount``  counts from that record: sectors, bank conflicts, divergence, FLOPs, HBM bytes
+- ``simkernels`` the canonical kernels (copy, transpose, reductions, tiled matmul) for ``warpsim``
 - ``llm``        serving a language model: KV cache, memory budget, one decode step
 """
 
@@ -39,7 +42,10 @@ __all__ = [
     "occupancy",
     "roofline",
     "runner",
+    "simkernels",
     "specs",
     "systolic",
     "tiling",
+    "warpcount",
+    "warpsim",
 ]
