@@ -22,6 +22,8 @@ Submodules (import the one you need, e.g. ``from calc import roofline``):
 - ``cuda``       CUDA indexing, coalescing, bank conflicts, launch limits
 - ``occupancy``  occupancy by the CUDA Occupancy Calculator's rules
 - ``runner``     a tiny kernel runner for runnable pseudocode
+- ``warpsim``    a warp-level kernel simulator: sectors, bank conflicts, divergence, HBM bytes
+- ``simkernels`` the canonical kernels (copy, transpose, reductions, tiled matmul) for ``warpsim``
 - ``llm``        serving a language model: KV cache, memory budget, one decode step
 """
 
@@ -39,7 +41,9 @@ __all__ = [
     "occupancy",
     "roofline",
     "runner",
+    "simkernels",
     "specs",
     "systolic",
     "tiling",
+    "warpsim",
 ]

@@ -2,6 +2,7 @@
 //
 //   node tests/calc/pyodide_runner.mjs            # from the repository root
 //   PYTHON=/path/to/python node tests/calc/pyodide_runner.mjs
+//   node tests/calc/pyodide_runner.mjs tests/calc/test_warpsim.py   # only these test files
 //
 // Pyodide is loaded from node_modules/pyodide (no CDN). pytest, Hypothesis and their
 // pure-Python dependencies are copied into Pyodide's in-memory file system from the
@@ -50,6 +51,7 @@ copyTree(join(root, "tests", "calc"));
 put(join(book, "references.bib"), readFileSync(join(root, "references.bib")));
 
 // 3. run pytest and report counts
+const targets = process.argv.slice(2).length ? process.argv.slice(2) : ["tests/calc"];
 const result = await pyodide.runPythonAsync(`
 import json, os, sys
 sys.path.insert(0, ${JSON.stringify(deps)})
@@ -70,7 +72,7 @@ class Counts:
             self.c[key] += 1
 
 counts = Counts()
-code = pytest.main(["-q", "-p", "no:cacheprovider", "tests/calc",
+code = pytest.main(["-q", "-p", "no:cacheprovider", *${JSON.stringify(targets)},
                     "--ignore=tests/calc/test_in_pyodide.py"], plugins=[counts])
 json.dumps({"exit": int(code), "python": sys.version.split()[0], **counts.c})
 `);
