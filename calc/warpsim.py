@@ -38,15 +38,17 @@ plain function and is simply called once per thread.
 
 *Warp instructions are reconstructed, not interpreted in lock step.* Each
 thread runs alone from one barrier to the next and logs every memory access
-and arithmetic call once, as ``(site, array, index)``; the site is the calling
-frame's code object and bytecode offset (one ``sys._getframe`` per access, so
-two loads on one line are two instructions, as in the machine code). When the
-block reaches a barrier the logs are grouped: the lanes of a warp whose k-th
-execution of one site coincide form one warp instruction; lanes absent from
-it were inactive (a divergent branch). When every lane of a warp ran the same
-sites in the same order (the common case) the grouping is a ``zip``. All
-counts are functions over that record of warp instructions (``Instr``), never
-hooks in the executor.
+and arithmetic call once, as a site key and an element index; the site is the
+kernel frame's bytecode offset (``f_lasti``) when the access happens, so two
+loads on one line are two instructions, as in the machine code, and an access
+inside a helper function counts at the line that calls the helper. The frame
+is the thread's own (a generator's ``gi_frame``), so no ``sys._getframe`` is
+needed per access. When the block reaches a barrier the logs are grouped: the
+lanes of a warp whose k-th execution of one site coincide form one warp
+instruction; lanes absent from it were inactive (a divergent branch). When
+every lane of a warp ran the same sites in the same order (the common case)
+the grouping is a list comparison and a ``zip``. All counts are functions over
+that record of warp instructions (``Instr``), never hooks in the executor.
 
 Running threads one after another gives the same values as lock step whenever
 the kernel is free of races, and the simulator checks that it is: a read or
@@ -237,11 +239,14 @@ class _Barrier:
 class _State:
     """What the running thread's accesses need: its log, its race tags, the step budget."""
 
-    __slots__ = ("log", "me", "lo", "blo", "steps", "rids", "block", "thread", "shared", "shared_top",
-                 "pending_barrier", "generator", "device")
+    __slots__ = ("keys", "idx", "frame", "kcode", "me", "lo", "blo", "steps", "rids", "block", "thread", "shared",
+                 "shared_top", "pending_barrier", "generator", "device")
 
     def __init__(self, max_steps: int):
-        self.log: list = []
+        self.keys: list = []  # the running thread's log: site key (bytecode offset + rid << 20) ...
+        self.idx: list = []   # ... and element index (FLOPs for arithmetic), one entry per event
+        self.frame = None     # the running thread's kernel frame
+        self.kcode = None
         self.me = self.lo = self.blo = 0
         self.steps = max_steps
         self.rids: list = [(None, FLOP, 1), (None, FLOP, 2)]
@@ -253,8 +258,24 @@ class _State:
         self.device = None
 
     def rid(self, array, kind, size) -> int:
+        """A new access kind (array, ld/st/atom, bytes), as the high bits of a site key."""
         self.rids.append((array, kind, size))
-        return len(self.rids) - 1
+        return len(self.rids) - 1 << _KEY_SHIFT
+
+
+_KEY_SHIFT = 20  # a site key is the kernel's bytecode offset + (rid << 20)
+_FMA_KEY = 1 << _KEY_SHIFT
+
+
+def _find_frame(st: "_State"):
+    """The running thread's kernel frame (a plain kernel's frame exists only once it runs)."""
+    f = _getframe(2)
+    while f is not None and f.f_code is not st.kcode:
+        f = f.f_back
+    if f is None:
+        raise KernelError("warpsim lost track of the kernel's frame", block=st.block, thread=st.thread)
+    st.frame = f
+    return f
 
 
 _ST: Optional[_State] = None
@@ -453,8 +474,9 @@ class Array:
         if w >= 0 and w != st.me and (w >= st.lo or w < st.blo):
             raise self._race(i, w, "read of")
         self._rd[i] = st.me
-        f = _getframe(1)
-        st.log.append((f.f_lasti, f.f_code, self._r, i))
+        f = st.frame or _find_frame(st)
+        st.keys.append(f.f_lasti + self._r)
+        st.idx.append(i)
         st.steps -= 1
         if st.steps <= 0:
             raise _step_limit(st)
@@ -479,8 +501,9 @@ class Array:
             if r >= 0 and r != me and (r >= st.lo or r < st.blo):
                 raise self._race_after_read(i, r)
             self._tags[i] = me
-            f = _getframe(1)
-            st.log.append((f.f_lasti, f.f_code, self._w, i))
+            f = st.frame or _find_frame(st)
+            st.keys.append(f.f_lasti + self._w)
+            st.idx.append(i)
             st.steps -= 1
             if st.steps <= 0:
                 raise _step_limit(st)
@@ -506,8 +529,9 @@ class Array:
         if w >= 0 and w != st.me and (w >= st.lo or w < st.blo):
             raise self._race(i, w, "read of")
         self._rd[i] = st.me
-        f = _getframe(depth)
-        st.log.append((f.f_lasti, f.f_code, self._r, i))
+        f = st.frame or _find_frame(st)
+        st.keys.append(f.f_lasti + self._r)
+        st.idx.append(i)
         st.steps -= 1
         if st.steps <= 0:
             raise _step_limit(st)
@@ -524,21 +548,24 @@ class Array:
             if r >= 0 and r != me and (r >= st.lo or r < st.blo):
                 raise self._race_after_read(i, r)
             self._tags[i] = me
-            f = _getframe(depth)
-            st.log.append((f.f_lasti, f.f_code, self._w, i))
+            f = st.frame or _find_frame(st)
+            st.keys.append(f.f_lasti + self._w)
+            st.idx.append(i)
             st.steps -= 1
             if st.steps <= 0:
                 raise _step_limit(st)
         self.data[i] = value
 
-    def _atomic_add(self, index, value, lasti, code):
+    def _atomic_add(self, index, value):
         i = self._flat(index)
         st = self._st
         old = self.data[i]
         if old is POISON:
             raise self._uninit(i)
         self.data[i] = old + value
-        st.log.append((lasti, code, self._a, i))
+        f = st.frame or _find_frame(st)
+        st.keys.append(f.f_lasti + self._a)
+        st.idx.append(i)
         st.steps -= 1
         if st.steps <= 0:
             raise _step_limit(st)
@@ -578,8 +605,9 @@ class _Array2D(Array):
         if w >= 0 and w != st.me and (w >= st.lo or w < st.blo):
             raise self._race(k, w, "read of")
         self._rd[k] = st.me
-        f = _getframe(1)
-        st.log.append((f.f_lasti, f.f_code, self._r, k))
+        f = st.frame or _find_frame(st)
+        st.keys.append(f.f_lasti + self._r)
+        st.idx.append(k)
         st.steps -= 1
         if st.steps <= 0:
             raise _step_limit(st)
@@ -637,8 +665,9 @@ class SharedArray(Array):
         if w >= st.lo and w != me:
             raise self._race(i, w, "read of")
         self._rd[i] = me
-        f = _getframe(1)
-        st.log.append((f.f_lasti, f.f_code, self._r, i))
+        f = st.frame or _find_frame(st)
+        st.keys.append(f.f_lasti + self._r)
+        st.idx.append(i)
         st.steps -= 1
         if st.steps <= 0:
             raise _step_limit(st)
@@ -670,8 +699,9 @@ class _Shared2D(SharedArray, _Array2D):
         if w >= st.lo and w != me:
             raise self._race(k, w, "read of")
         self._rd[k] = me
-        f = _getframe(1)
-        st.log.append((f.f_lasti, f.f_code, self._r, k))
+        f = st.frame or _find_frame(st)
+        st.keys.append(f.f_lasti + self._r)
+        st.idx.append(k)
         st.steps -= 1
         if st.steps <= 0:
             raise _step_limit(st)
@@ -761,8 +791,9 @@ class Vector:
                 a._rd[i] = st.me
             out.append(v)
         if st is not None:
-            f = _getframe(1)
-            st.log.append((f.f_lasti, f.f_code, self._rid(LD), j * w))
+            f = st.frame or _find_frame(st)
+            st.keys.append(f.f_lasti + self._rid(LD))
+            st.idx.append(j * w)
             st.steps -= 1
             if st.steps <= 0:
                 raise _step_limit(st)
@@ -784,8 +815,9 @@ class Vector:
                 if r >= 0 and r != st.me and (r >= st.lo or r < st.blo):
                     raise a._race_after_read(i, r)
                 a._tags[i] = st.me
-            f = _getframe(1)
-            st.log.append((f.f_lasti, f.f_code, self._rid(ST), j * w))
+            f = st.frame or _find_frame(st)
+            st.keys.append(f.f_lasti + self._rid(ST))
+            st.idx.append(j * w)
             st.steps -= 1
             if st.steps <= 0:
                 raise _step_limit(st)
@@ -841,8 +873,9 @@ def syncthreads() -> _Barrier:
 def _flop(n: int) -> None:
     st = _ST
     if st is not None:
-        f = _getframe(2)
-        st.log.append((f.f_lasti, f.f_code, n - 1, n))
+        f = st.frame or _find_frame(st)
+        st.keys.append(f.f_lasti + (n - 1 << _KEY_SHIFT))
+        st.idx.append(n)
         st.steps -= 1
         if st.steps <= 0:
             raise _step_limit(st)
@@ -864,8 +897,9 @@ def fma(a, b, c):
     """a · b + c, two FLOPs (one fused instruction)."""
     st = _ST
     if st is not None:
-        f = _getframe(1)
-        st.log.append((f.f_lasti, f.f_code, 1, 2))
+        f = st.frame or _find_frame(st)
+        st.keys.append(f.f_lasti + _FMA_KEY)
+        st.idx.append(2)
         st.steps -= 1
         if st.steps <= 0:
             raise _step_limit(st)
@@ -890,8 +924,7 @@ def atomic_add(array: Array, index, value):
     if not isinstance(array, Array):
         raise KernelError("atomic_add() takes an array, an index and a value", block=st.block, thread=st.thread,
                           line=_kernel_line())
-    f = _getframe(1)
-    return array._atomic_add(index, value, f.f_lasti, f.f_code)
+    return array._atomic_add(index, value)
 
 
 # ------------------------------------------------------------------ the record
@@ -1252,7 +1285,9 @@ class Report:
         self.kernel_name = getattr(kernel, "__name__", "kernel")
         self.grid, self.block, self.device = grid, block, device
         self.record = record
-        self.source = source  # {line: text}
+        self._source = source  # {line: text} of a kernel given as text, else None
+        code = getattr(kernel, "__code__", None)
+        self._filename = code.co_filename if code is not None else None
         self.l2_bytes = l2_bytes
         self._agg: Optional[dict] = None
         self._traffic: Optional[Traffic] = None
@@ -1321,11 +1356,17 @@ class Report:
         return Roofline(dev.name, fl, by, fl / by if by else math.inf, peak, bw, fl / peak, by / bw)
 
     # -- printing
+    def source_line(self, line: int) -> str:
+        """The kernel's text on ``line`` ("" when unknown)."""
+        if self._source is not None:
+            return self._source.get(line, "")
+        return _file_line(self._filename, line) if self._filename else ""
+
     def table(self) -> list:
         """One row per source line that did something: line, source, and its counts."""
         rows = []
         for line, c in self.per_line.items():
-            rows.append({"line": line, "source": self.source.get(line, "").strip(), **c.as_dict()})
+            rows.append({"line": line, "source": self.source_line(line).strip(), **c.as_dict()})
         return rows
 
     def to_dict(self, device=None, dtype: str = "fp32") -> dict:
@@ -1369,115 +1410,114 @@ def _block_of_interval(k: int) -> Dim3:
     return _BLOCKS[k] if 0 <= k < len(_BLOCKS) else Dim3(0, 0, 0)
 
 
-_key3 = itemgetter(0, 1, 2)
-_idx = itemgetter(3)
 
 
 class _Lines:
-    """Bytecode offsets -> the instruction they belong to, and its source line, per code object.
+    """Which instruction and source line a logged bytecode offset belongs to, per code object.
 
     ``f_lasti`` of a calling frame is not always the start of the calling instruction:
     CPython's specialising interpreter may leave it on the instruction's inline
-    cache entries, so a site seen before and after specialisation can show two
-    offsets. ``canon`` maps every offset to its instruction's start."""
+    cache entries, so one site can show two offsets (before and after it is
+    specialised). Every code unit of an instruction, caches included, carries the
+    instruction's source position (``co_positions``), so the position (line and
+    columns) names the site. Without column information (``-X no_debug_ranges``)
+    the raw offset is kept."""
 
     def __init__(self):
-        self.starts: dict = {}
-        self.lines: dict = {}
+        self.sites: dict = {}
 
-    def canon(self, code) -> dict:
-        m = self.starts.get(code)
+    def canon(self, code) -> list:
+        m = self.sites.get(code)
         if m is None:
-            import dis
-
-            offsets = [ins.offset for ins in dis.get_instructions(code)]
-            m, k = {}, 0
-            for off in range(0, len(code.co_code), 2):
-                while k + 1 < len(offsets) and offsets[k + 1] <= off:
-                    k += 1
-                m[off] = offsets[k] if offsets else off
-            self.starts[code] = m
+            m = []
+            for k, pos in enumerate(code.co_positions()):
+                line = pos[0] if pos[0] is not None else code.co_firstlineno
+                m.append((line, pos[1], pos[2], pos[3]) if pos[1] is not None else (line, 2 * k))
+            self.sites[code] = m
         return m
 
-    def line(self, code, lasti: int) -> int:
-        m = self.lines.get(code)
-        if m is None:
-            m = self.lines[code] = {}
-            for start, end, line in code.co_lines():
-                for off in range(start, end, 2):
-                    m[off] = line if line is not None else code.co_firstlineno
-        return m.get(lasti, code.co_firstlineno)
+    def site(self, code, lasti: int) -> tuple:
+        m = self.canon(code)
+        k = lasti // 2
+        return m[k] if 0 <= k < len(m) else (code.co_firstlineno, lasti)
 
 
 def _source_of(kernel) -> dict:
-    import inspect
-
+    """``{line: text}`` of a kernel written as text (``compile_kernel``), else None: the lines of a
+    kernel in a file are read when a table asks for them."""
     given = getattr(kernel, "__warpsim_source__", None)
-    if given is not None:
-        return dict(given)
-    try:
-        lines, start = inspect.getsourcelines(kernel)
-    except (OSError, TypeError):
-        return {}
-    return {start + k: text.rstrip("\n") for k, text in enumerate(lines)}
+    return dict(given) if given is not None else None
 
 
-def _group(st: _State, logs: list, lanes: list, block: int, warp: int, epoch: int, lines: _Lines,
+def _file_line(filename: str, line: int) -> str:
+    import linecache
+
+    return linecache.getline(filename, line).rstrip("\n")
+
+
+def _group(st: _State, keys: list, idxs: list, block: int, warp: int, epoch: int, lines: _Lines,
            out: list) -> None:
     """Turn one warp's per-lane logs of one barrier interval into warp instructions.
 
-    Lanes whose k-th execution of one site (code, instruction, array and access
-    kind) coincide form one warp instruction; the lanes absent from it were
-    inactive. When all live lanes logged the same sites in the same order, the
-    instructions are the columns of the logs."""
-    live = len(lanes)
-    present = [(lane, log) for lane, log in zip(lanes, logs) if log]
+    ``keys[lane]`` lists the lane's site keys (bytecode offset + rid << 20) in
+    program order, ``idxs[lane]`` the matching element indices. Lanes whose k-th
+    execution of one site (instruction, array and access kind) coincide form one
+    warp instruction; the lanes absent from it were inactive. When every live
+    lane logged the same keys (the common case), the instructions are the
+    columns of the logs."""
+    live = len(keys)
+    code, rids = st.kcode, st.rids
+    present = [lane for lane in range(live) if keys[lane]]
     if not present:
         return
-    rids = st.rids
-    if _emit_lockstep(present, live, rids, block, warp, epoch, lines, out):
+    k0 = keys[present[0]]
+    if len(present) == live and all(keys[lane] == k0 for lane in present):
+        _emit(code, k0, tuple(present), zip(*idxs), live, rids, block, warp, epoch, lines, out)
         return
-    canon = []
-    for lane, log in present:
-        canon.append((lane, [(lines.canon(code)[lasti], code, rid, i) for lasti, code, rid, i in log]))
-    if _emit_lockstep(canon, live, rids, block, warp, epoch, lines, out):
+    # The slow path: canonical sites (see _Lines), then group by (site, k-th execution).
+    canon = {}
+    for lane in present:
+        ck = []
+        for key in keys[lane]:
+            c = canon.get(key)
+            if c is None:
+                c = canon[key] = (lines.site(code, key & _OFFSET_MASK), key >> _KEY_SHIFT)
+            ck.append(c)
+        keys[lane] = ck
+    k0 = keys[present[0]]
+    if len(present) == live and all(keys[lane] == k0 for lane in present):
+        _emit(code, k0, tuple(present), zip(*idxs), live, rids, block, warp, epoch, lines, out)
         return
     groups: dict = {}
-    for lane, log in canon:
+    for lane in present:
         seen: dict = {}
-        for ev in log:
-            k3 = ev[:3]
-            n = seen.get(k3, 0)
-            seen[k3] = n + 1
-            g = groups.get((k3, n))
+        for c, i in zip(keys[lane], idxs[lane]):
+            n = seen.get(c, 0)
+            seen[c] = n + 1
+            g = groups.get((c, n))
             if g is None:
-                g = groups[(k3, n)] = ([], [])
+                g = groups[(c, n)] = ([], [])
             g[0].append(lane)
-            g[1].append(ev[3])
-    for ((lasti, code, rid), _), (ls, idxs) in groups.items():
+            g[1].append(i)
+    for ((site, rid), _), (ls, ix) in groups.items():
         arr, kind, size = rids[rid]
-        out.append(Instr(block, warp, epoch, lines.line(code, lasti), kind, arr,
-                         arr.base if arr is not None else 0, size, tuple(ls), tuple(idxs), live, (code, lasti)))
+        out.append(Instr(block, warp, epoch, site[0], kind, arr,
+                         arr.base if arr is not None else 0, size, tuple(ls), tuple(ix), live, (code, site)))
 
 
-def _emit_lockstep(present, live, rids, block, warp, epoch, lines, out) -> bool:
-    """The fast path of ``_group``: every live lane ran the same sites in the same order."""
-    first = present[0][1]
-    keys0 = list(map(_key3, first))
-    if len(present) != live or not all(len(log) == len(first) and list(map(_key3, log)) == keys0
-                                       for _, log in present[1:]):
-        return False
-    lane_ids = tuple(lane for lane, _ in present)
-    columns = zip(*[list(map(_idx, log)) for _, log in present])
-    canon = None
-    for (lasti, code, rid), idxs in zip(keys0, columns):
+_OFFSET_MASK = (1 << _KEY_SHIFT) - 1
+
+
+def _emit(code, k0, lane_ids, columns, live, rids, block, warp, epoch, lines, out) -> None:
+    """Warp instructions from lock-step logs: one per key of ``k0``, its lanes' indices a column."""
+    for key, ix in zip(k0, columns):
+        if key.__class__ is int:
+            site, rid = lines.site(code, key & _OFFSET_MASK), key >> _KEY_SHIFT
+        else:
+            site, rid = key
         arr, kind, size = rids[rid]
-        if canon is None or canon[0] is not code:
-            canon = (code, lines.canon(code))
-        site = canon[1].get(lasti, lasti)
-        out.append(Instr(block, warp, epoch, lines.line(code, site), kind, arr,
-                         arr.base if arr is not None else 0, size, lane_ids, idxs, live, (code, site)))
-    return True
+        out.append(Instr(block, warp, epoch, site[0], kind, arr,
+                         arr.base if arr is not None else 0, size, lane_ids, ix, live, (code, site)))
 
 
 def _frame_line(gen) -> Optional[int]:
@@ -1522,17 +1562,20 @@ def launch(kernel: Callable, grid, block, args: Sequence = (), *, device=DEFAULT
     if g.count * b.count > MAX_THREADS:
         raise LaunchError(f"{g.count * b.count:,} threads is more than this simulator runs "
                           f"({MAX_THREADS:,}); simulate a smaller problem")
-    if not callable(kernel):
-        raise LaunchError(f"the kernel must be a function, got {kernel!r}")
+    if not isinstance(getattr(kernel, "__code__", None), type(launch.__code__)):
+        raise LaunchError(f"the kernel must be a Python function (def ...), got {kernel!r}")
     arrays = [a for a in args if isinstance(a, Array)]
     if len({id(a) for a in arrays}) != len({a.name for a in arrays}):
         raise LaunchError("two different arrays of a launch share a name: "
                           + ", ".join(sorted(a.name for a in arrays)))
     is_gen = _is_generator_function(kernel)
+    if l2_bytes is None and not dev.has("l2_bytes"):
+        raise LaunchError(f"calc.specs has no L2 size for the {dev.label}; pass l2_bytes= to model one")
     l2 = int(dev.value("l2_bytes")) if l2_bytes is None else int(l2_bytes)
     st = _State(max_steps)
     st.device = dev
     st.generator = is_gen
+    st.kcode = kernel.__code__
     top = 0
     for a in dict.fromkeys(arrays):
         a._attach(st, top)
@@ -1554,7 +1597,8 @@ def launch(kernel: Callable, grid, block, args: Sequence = (), *, device=DEFAULT
             st.block = bidx
             st.shared = {}
             st.shared_top = 0
-            logs = [[] for _ in range(nt)]
+            keys = [[] for _ in range(nt)]
+            idxs = [[] for _ in range(nt)]
             gens: list = [None] * nt
             st.blo = interval * nt
             epoch = 0
@@ -1569,18 +1613,23 @@ def launch(kernel: Callable, grid, block, args: Sequence = (), *, device=DEFAULT
                     threadIdx._set(t)
                     st.thread = t
                     st.me = st.lo + tid
-                    st.log = logs[tid]
+                    st.keys = keys[tid]
+                    st.idx = idxs[tid]
                     try:
                         if epoch == 0:
+                            st.frame = None
                             r = kernel(*args)
                             if is_gen:
                                 gens[tid] = r
+                                st.frame = r.gi_frame
                                 y = next(r)
                             else:
                                 finished.append(tid)
                                 continue
                         else:
-                            y = next(gens[tid])
+                            g = gens[tid]
+                            st.frame = g.gi_frame
+                            y = next(g)
                     except StopIteration:
                         finished.append(tid)
                         if st.pending_barrier is not None:
@@ -1598,11 +1647,11 @@ def launch(kernel: Callable, grid, block, args: Sequence = (), *, device=DEFAULT
                     st.pending_barrier = None
                     waiting.setdefault(y.line, []).append(tid)
                 for w in range(nwarps):
-                    lanes = list(range(w * WARP_SIZE, min(nt, (w + 1) * WARP_SIZE)))
-                    _group(st, [logs[t] for t in lanes], [t - w * WARP_SIZE for t in lanes], bnum, w,
-                           epoch, lines, record)
-                    for t in lanes:
-                        logs[t].clear()
+                    lo, hi = w * WARP_SIZE, min(nt, (w + 1) * WARP_SIZE)
+                    _group(st, keys[lo:hi], idxs[lo:hi], bnum, w, epoch, lines, record)
+                    for t in range(lo, hi):
+                        keys[t].clear()
+                        idxs[t].clear()
                 interval += 1
                 if not waiting:
                     break
@@ -1617,10 +1666,11 @@ def launch(kernel: Callable, grid, block, args: Sequence = (), *, device=DEFAULT
     return Report(kernel, g, b, dev, record, _source_of(kernel), l2, {a.name: a for a in arrays})
 
 
-def _is_generator_function(f) -> bool:
-    import inspect
+_CO_GENERATOR = 0x20  # code flag of a generator function (Python's inspect.CO_GENERATOR)
 
-    return inspect.isgeneratorfunction(f) or inspect.isgeneratorfunction(getattr(f, "__call__", None))
+
+def _is_generator_function(f) -> bool:
+    return bool(f.__code__.co_flags & _CO_GENERATOR)
 
 
 def _unyielded(st: _State) -> BarrierError:
@@ -1668,8 +1718,6 @@ def compile_kernel(source: str, name: Optional[str] = None, filename: str = "<ke
     error raises ``KernelSyntaxError`` with its line; an error while defining the
     function raises ``KernelException``.
     """
-    import inspect
-
     try:
         code = compile(source, filename, "exec")
     except SyntaxError as e:
@@ -1685,7 +1733,7 @@ def compile_kernel(source: str, name: Optional[str] = None, filename: str = "<ke
                 line = tb.tb_lineno
             tb = tb.tb_next
         raise KernelException(f"{type(e).__name__}: {e}", line=line) from e
-    funcs = [v for v in ns.values() if inspect.isfunction(v) and v.__code__.co_filename == filename]
+    funcs = [v for v in ns.values() if isinstance(v, type(compile_kernel)) and v.__code__.co_filename == filename]
     if name is not None:
         fn = ns.get(name)
         if fn is None or not callable(fn):
