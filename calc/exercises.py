@@ -830,3 +830,158 @@ def page_data(ex: Exercise) -> dict:
     return {"id": ex.id, "title": ex.title, "check": ex.check, "starter": ex.starter,
             "time_limit": spec.time_limit, "reference": ref, "measure": _fmt_size(spec.measure),
             "run": _fmt_size(spec.run), "budgets": [b[0] for b in spec.budgets]}
+
+
+# ------------------------------------------------------------------ the Solutions appendix
+
+_CHAPTER_ENTRY = re.compile(r"^\s*-\s+(?P<path>chapters/[\w./-]+\.qmd)\s*$")
+
+
+def book_chapters(root=".") -> list:
+    """The chapters listed in the book's ``_quarto.yml``, in book order (their ``- chapters/x.qmd``
+    lines; standard library only, as the browser's calc has no YAML reader)."""
+    import os
+    with open(os.path.join(root, "_quarto.yml"), encoding="utf-8") as f:
+        return [m.group("path") for ln in f if (m := _CHAPTER_ENTRY.match(ln))]
+
+
+_SHOWN = (("global_loads", "global loads (requests)"), ("global_stores", "global stores (requests)"),
+          ("sectors_per_request", "sectors per request"), ("shared_requests", "shared-memory requests"),
+          ("bank_conflicts", "bank conflicts (extra wavefronts)"), ("divergent", "divergent warp instructions"),
+          ("flops", "FLOPs"), ("hbm_bytes", "HBM bytes"), ("intensity", "FLOP per HBM byte"))
+
+
+def _cell(v) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    return _num(v)
+
+
+def solutions_markdown(root=".", exercises: Optional[list] = None) -> str:
+    """The Solutions appendix: per exercise, its reference kernel, the budgets it meets with the
+    measured figures, and its counts at the measured size, all from the simulator now. Raises
+    ExerciseError (file:line) when an exercise fails the build's rule (``verify``)."""
+    import os
+    if exercises is None:
+        exercises = read_book(root, book_chapters(root))
+    out = []
+    for ex in exercises:
+        problems = verify(ex)
+        if problems:
+            line, msg = problems[0]
+            raise ExerciseError(msg, line, ex.path)
+        spec = spec_of(ex)
+        r = check_code(ex.solution, spec, ref_code=ex.solution)
+        page = os.path.splitext(ex.path)[0] + ".qmd"
+        title = re.sub(r"^Exercise:\s*", "", ex.title)
+        title = title[:1].upper() + title[1:]
+        out.append(f"## {title} {{#sec-sol-{ex.id[3:]}}}\n")
+        out.append(f"[The exercise](../{page}#{ex.id}). Its reference kernel:\n")
+        out.append("```{.python}\n" + ex.solution.rstrip() + "\n```\n")
+        if r["budgets"]:
+            rows = ["| Budget | Measured | Limit | Met |", "|:--|--:|--:|:--|"]
+            for b in r["budgets"]:
+                rows.append(f"| `{b['budget']}` | {_cell(b['measured'])} | {_cell(b['limit'])} | {_cell(b['ok'])} |")
+            out.append(f"The budgets, at size {_fmt_size(spec.measure)}:\n\n" + "\n".join(rows) + "\n")
+        t = r["totals"]
+        rows = ["| Count | Value |", "|:--|--:|"]
+        rows += [f"| {label} | {_cell(t.get(name))} |" for name, label in _SHOWN
+                 if t.get(name) not in (None, 0) or name in ("hbm_bytes", "global_loads")]
+        if spec.minimum:
+            rows.append(f"| least possible (the check's minimum) | {_cell(spec.minimum(spec.measure))} |")
+        out.append(f"Its counts at size {_fmt_size(spec.measure)}, from `calc.warpsim` "
+                   f"(correct at all {len(spec.sizes)} sizes of the check):\n\n" + "\n".join(rows) + "\n")
+    return "\n".join(out)
+
+
+# ------------------------------------------------------------------ the page's worker
+
+_SPECS: dict = {}
+
+
+def _cached_spec(ex: dict) -> Spec:
+    key = (ex["id"], ex["check"])
+    spec = _SPECS.get(key)
+    if spec is None:
+        spec = _SPECS[key] = load_spec(ex["check"], ex["id"], 1, f"<check of {ex['id']}>")
+    return spec
+
+
+def handle(request: str) -> str:
+    """The browser's entry point (one call per Run or Check, JSON in and out).
+
+    ``{"op": "check" | "run", "code": the reader's text, "exercise": the page data of
+    ``page_data``}`` -> ``check_code``'s or ``run_code``'s result, or ``{"stage": "internal",
+    "message": ...}`` when the exercise itself is broken (the build should have caught it)."""
+    import json
+    req = json.loads(request)
+    ex = req["exercise"]
+    try:
+        spec = _cached_spec(ex)
+        if req["op"] == "run":
+            out = run_code(req["code"], spec)
+        else:
+            out = check_code(req["code"], spec, reference=ex.get("reference"))
+    except ExerciseError as e:
+        out = {"passed": False, "ok": False, "stage": "internal", "message": str(e), "line": None}
+    return json.dumps(out, default=str, allow_nan=False)
+
+
+def _selftest() -> None:
+    """What the page does, once, small: the browser runtime's build (widgets/prep_runtime.mjs) runs
+    this so that every standard-library module an exercise needs is in the shipped archive."""
+    import json
+    text = ('::: {.exercise #ex-selftest}\nCopy.\n\n```{.python .starter}\ndef k(A, B, n):\n    pass\n```\n\n'
+            '::: {.hint}\nIndex.\n:::\n\n::: {.solution}\n```{.python}\ndef k(A, B, n):\n'
+            '    i = blockIdx.x * blockDim.x + threadIdx.x\n    if i < n:\n        B[i] = A[i]\n```\n:::\n\n'
+            '```{.python .check}\nsizes = [1, 33]\n\ndef inputs(n, rng):\n'
+            '    return (Array("A", [rng.random() for _ in range(n)]), Array("B", n), n)\n\n'
+            'def launch_shape(n):\n    return ((n + 31) // 32,), 32\n\n'
+            'def expected(n, A, B, _n):\n    return {"B": list(A.data)}\n\n'
+            'budgets = ["sectors_per_request <= 4", "global_loads <= reference"]\n```\n:::\n')
+    ex = read_exercises(text, "selftest.qmd")[0]
+    assert not validate(ex), validate(ex)
+    data = {"id": ex.id, "check": ex.check, "reference": measure_code(ex.solution, spec_of(ex))}
+    good = json.loads(handle(json.dumps({"op": "check", "code": ex.solution, "exercise": data})))
+    bad = json.loads(handle(json.dumps({"op": "check", "code": ex.starter, "exercise": data})))
+    ran = json.loads(handle(json.dumps({"op": "run", "code": ex.solution, "exercise": data})))
+    assert good["passed"] and not bad["passed"] and ran["ok"], (good, bad, ran)
+
+
+# ------------------------------------------------------------------ command line
+
+def _main(argv=None) -> int:
+    """``python3 -m calc.exercises page <chapter.qmd>``: verify the chapter's exercises (the
+    reference passes, the starter fails; problems as ``file:line: message`` on stderr, exit 1)
+    and print their page data as JSON. ``python3 -m calc.exercises verify [chapter ...]``: the
+    same checks for the book (default: every chapter), no data printed."""
+    import json
+    import sys
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] not in ("page", "verify"):
+        print(_main.__doc__, file=sys.stderr)
+        return 2
+    cmd, files = args[0], args[1:]
+    if cmd == "page" and len(files) != 1:
+        print("usage: python3 -m calc.exercises page <chapter.qmd>", file=sys.stderr)
+        return 2
+    exercises = read_book(".", files or None)
+    problems = [(ex.path, line, msg) for ex in exercises for line, msg in verify(ex)]
+    seen: dict = {}
+    for ex in exercises:
+        if ex.id in seen:
+            problems.append((ex.path, ex.line, f"exercise id #{ex.id} is used twice (first at {seen[ex.id]})"))
+        seen.setdefault(ex.id, ex.where())
+    for path, line, msg in problems:
+        print(f"{path}:{line}: {msg}", file=sys.stderr)
+    if problems:
+        return 1
+    if cmd == "page":
+        print(json.dumps({ex.id: page_data(ex) for ex in exercises}, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())
