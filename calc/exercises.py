@@ -509,12 +509,35 @@ def _fmt_size(n) -> str:
     return f"{n:,}"
 
 
+_READER = "<your kernel>"
+
+
+def _reader_line(e: BaseException) -> Optional[int]:
+    """The reader's line in an error's traceback (the deepest frame of their code)."""
+    line, tb = None, e.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == _READER:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
 def _kernel_error(e: warpsim.KernelError, n=None) -> dict:
-    out = {"stage": "error", "kind": type(e).__name__, "line": e.line, "message": str(e),
+    # The line from the traceback when the reader's code is in it: in the browser's runtime the
+    # simulator's own frames carry another file name than its __file__, and e.line named a
+    # line of warpsim.py (see /work/notes/sim-requests.md); the traceback is right in both.
+    line = e.line
+    found = _reader_line(e)
+    text = str(e)
+    if found is not None and found != line:
+        text = (re.sub(r"^line \d+", f"line {found}", text) if line is not None
+                else f"line {found}, {text}" if e.thread is not None else f"line {found}: {text}")
+        line = found
+    out = {"stage": "error", "kind": type(e).__name__, "line": line, "message": text,
            "detail": e.message}
     if n is not None:
         out["size"] = _fmt_size(n)
-        out["message"] = f"size {_fmt_size(n)}: {e}"
+        out["message"] = f"size {_fmt_size(n)}: {text}"
     if isinstance(e, warpsim.KernelSyntaxError) and e.line:
         out["message"] = f"line {e.line}: {e.message}"
     return out
@@ -523,7 +546,7 @@ def _kernel_error(e: warpsim.KernelError, n=None) -> dict:
 def compile_reader(code: str, spec: Spec):
     """The reader's kernel, or a result dict describing why it does not compile."""
     try:
-        return warpsim.compile_kernel(code, spec.kernel, filename="<your kernel>"), None
+        return warpsim.compile_kernel(code, spec.kernel, filename=_READER), None
     except warpsim.KernelError as e:
         return None, _kernel_error(e)
 
@@ -894,6 +917,39 @@ def solutions_markdown(root=".", exercises: Optional[list] = None) -> str:
         out.append(f"Its counts at size {_fmt_size(spec.measure)}, from `calc.warpsim` "
                    f"(correct at all {len(spec.sizes)} sizes of the check):\n\n" + "\n".join(rows) + "\n")
     return "\n".join(out)
+
+
+def progress_html(root=".") -> str:
+    """The index page's "Your exercises" block: one line per chapter with exercises (its title,
+    a link, "k of n solved" filled in by assets/js/exercise-progress.js from the reader's own
+    browser storage), and Export, Import and Reset buttons. HTML only; nothing leaves the browser."""
+    import html
+    import os
+    rows = []
+    for path in book_chapters(root):
+        with open(os.path.join(root, path), encoding="utf-8") as f:
+            text = f.read()
+        exs = read_exercises(text, path)
+        if not exs:
+            continue
+        title = next((m.group("t") for ln in text.split("\n") if (m := re.match(r"^#\s+(?P<t>.+?)\s*(\{[^}]*\})?\s*$", ln))), path)
+        ids = " ".join(ex.id for ex in exs)
+        href = os.path.splitext(path)[0] + ".html"
+        rows.append(f'<li data-exercises="{html.escape(ids)}"><a href="{html.escape(href)}">{html.escape(title)}</a>: '
+                    f'<span class="exercise-progress-count">{len(exs)} '
+                    f'{"exercise" if len(exs) == 1 else "exercises"}</span></li>')
+    return ('<section class="exercise-progress" aria-labelledby="exercise-progress-title">\n'
+            '<link rel="stylesheet" href="assets/css/exercises.css">\n'
+            '<p id="exercise-progress-title"><strong>Your exercises</strong> (kept in this browser only)</p>\n'
+            '<ul>\n' + "\n".join(rows) + '\n</ul>\n'
+            '<div class="exercise-progress-actions">'
+            '<button type="button" class="exercise-export">Export my progress</button>'
+            '<button type="button" class="exercise-import-open">Import progress</button>'
+            '<input type="file" class="exercise-import" accept="application/json,.json" hidden '
+            'aria-label="A progress file exported from this book">'
+            '<button type="button" class="exercise-reset-all">Reset all exercises</button></div>\n'
+            '<p class="exercise-progress-status" role="status" aria-live="polite"></p>\n'
+            '<script defer src="assets/js/exercise-progress.js"></script>\n</section>')
 
 
 # ------------------------------------------------------------------ the page's worker
