@@ -165,6 +165,25 @@ function roofline(mine, ref, minimum) {
   return fig;
 }
 
+// ------------------------------------------------------------------ the marked line
+// The line an error or a failed budget names, as a CodeMirror line decoration (CodeMirror redraws
+// its own DOM, so a class set on a line element by hand does not last).
+const setBad = CM.StateEffect.define();
+const badLine = CM.StateField.define({
+  create: () => CM.Decoration.none,
+  update(deco, tr) {
+    deco = deco.map(tr.changes);
+    for (const e of tr.effects) {
+      if (e.is(setBad)) {
+        deco = e.value === null ? CM.Decoration.none
+          : CM.Decoration.set([CM.Decoration.line({ class: "exercise-bad-line" }).range(e.value)]);
+      }
+    }
+    return deco;
+  },
+  provide: (f) => CM.EditorView.decorations.from(f),
+});
+
 // ------------------------------------------------------------------ one exercise
 const LINE_COLUMNS = [["global_requests", "global requests"], ["sectors", "sectors"], ["bank_conflicts", "bank conflicts"],
                       ["shared_requests", "shared requests"], ["divergent", "divergent"], ["flops", "FLOPs"]];
@@ -205,8 +224,8 @@ class Exercise {
         doc,
         extensions: [
           CM.lineNumbers(), CM.highlightActiveLineGutter(), CM.history(), CM.drawSelection(),
-          CM.indentOnInput(), CM.bracketMatching(), CM.indentUnit.of("    "),
-          CM.syntaxHighlighting(CM.defaultHighlightStyle, { fallback: true }), CM.python(),
+          CM.indentOnInput(), CM.bracketMatching(), CM.indentUnit.of("    "), badLine, CM.EditorView.lineWrapping,
+          CM.syntaxHighlighting(CM.classHighlighter), CM.python(),
           CM.keymap.of([...CM.defaultKeymap, ...CM.historyKeymap, CM.indentWithTab]),
           CM.EditorView.contentAttributes.of({ "aria-label": `Kernel code for the exercise: ${this.data.title}`,
                                                "aria-describedby": keysId }),
@@ -327,14 +346,11 @@ class Exercise {
   markLine(line) {
     if (!line || line > this.view.state.doc.lines) return null;
     const at = this.view.state.doc.line(line);
-    this.view.dispatch({ selection: { anchor: at.from, head: at.to }, scrollIntoView: true });
-    const dom = this.view.domAtPos(at.from).node;
-    const lineEl = dom.nodeType === 1 ? dom.closest(".cm-line") : dom.parentElement && dom.parentElement.closest(".cm-line");
-    if (lineEl) { lineEl.classList.add("exercise-bad-line"); this.badLine = lineEl; }
+    this.view.dispatch({ effects: setBad.of(at.from), selection: { anchor: at.from }, scrollIntoView: true });
     return at;
   }
 
-  clearLine() { if (this.badLine) this.badLine.classList.remove("exercise-bad-line"); this.badLine = null; }
+  clearLine() { this.view.dispatch({ effects: setBad.of(null) }); }
 
   lineButton(line) {
     return el("button", { type: "button", onclick: () => { this.markLine(line); this.view.focus(); } }, `Go to line ${line}`);
@@ -349,7 +365,7 @@ class Exercise {
     this.say(`Ran at size ${r.size} in ${num(r.ms)} ms.`);
     const out = Object.entries(r.outputs).map(([k, v]) =>
       `${k} = [${v.join(", ")}${r.lengths[k] > v.length ? ", …" : ""}]`).join("\n");
-    this.results.append(el("h4", {}, `Output, launch ${r.launch}`), el("pre", {}, out));
+    this.results.append(el("p", { class: "exercise-subhead" }, `Output, launch ${r.launch}`), el("pre", {}, out));
     this.results.append(this.linesTable(r.lines, `Counts per line at size ${r.size}`));
   }
 
@@ -364,7 +380,7 @@ class Exercise {
     if (r.sizes && r.sizes.length) {
       const list = el("ul", { class: "exercise-sizes", "aria-label": "Sizes tried" });
       for (const s of r.sizes) list.append(el("li", { class: s.ok ? "ok" : "bad" }, `n = ${s.size} ${s.ok ? "✓" : "✗"}`));
-      this.results.append(el("h4", {}, "Sizes tried"), list);
+      this.results.append(el("p", { class: "exercise-subhead" }, "Sizes tried"), list);
     }
     if (r.stage === "mismatch" && r.element) {
       this.results.append(el("p", {}, `At size ${r.size}, ${r.element}: expected ${num(r.expected)}, got ${typeof r.got === "number" ? num(r.got) : r.got}.`));
@@ -384,7 +400,7 @@ class Exercise {
     if (r.lines && r.lines.length) this.results.append(this.linesTable(r.lines, `Counts per line at size ${r.measure}`));
     if (r.point) {
       const ref = this.data.reference || {};
-      this.results.append(el("h4", {}, r.point.flops > 0 ? "On the roofline" : "HBM traffic"),
+      this.results.append(el("p", { class: "exercise-subhead" }, r.point.flops > 0 ? "On the roofline" : "HBM traffic"),
         el("div", { class: "exercise-roof" }, roofline(r.point, ref.point, ref.minimum)));
     }
   }
