@@ -1019,7 +1019,7 @@ def _main(argv=None) -> int:
     if not args or args[0] not in ("page", "verify"):
         print(_main.__doc__, file=sys.stderr)
         return 2
-    cmd, files = args[0], args[1:]
+    cmd, files = args[0], [a for a in args[1:] if not a.startswith("--")]
     if cmd == "page" and len(files) != 1:
         print("usage: python3 -m calc.exercises page <chapter.qmd>", file=sys.stderr)
         return 2
@@ -1030,6 +1030,10 @@ def _main(argv=None) -> int:
         if ex.id in seen:
             problems.append((ex.path, ex.line, f"exercise id #{ex.id} is used twice (first at {seen[ex.id]})"))
         seen.setdefault(ex.id, ex.where())
+    if problems and "--errors-as-json" in args:
+        # for filters/exercise.lua: Pandoc's pipe does not pass stderr on, so the problems come as data
+        print(json.dumps({"errors": [[p, ln, m] for p, ln, m in problems]}))
+        return 0
     for path, line, msg in problems:
         print(f"{path}:{line}: {msg}", file=sys.stderr)
     if problems:

@@ -48,20 +48,23 @@ local function raw(text) return pandoc.RawBlock("html", text) end
 local function page_data()
   if data then return data end
   local ok, out = pcall(pandoc.system.with_working_directory, project.root, function()
-    return pandoc.pipe(PYTHON, { "-m", "calc.exercises", "page", page }, "")
+    return pandoc.pipe(PYTHON, { "-m", "calc.exercises", "page", page, "--errors-as-json" }, "")
   end)
-  if not ok then
-    -- calc.exercises printed "file:line: message" on stderr (a reference that fails, a starter
-    -- that passes, a check with an unknown key): say it again as this filter's failure
-    local text = tostring(out)
-    local where, msg = text:match("([%w%-%./_]+%.qmd:%d+): ([^\n]+)")
-    if where then
-      io.stderr:write("exercise.lua: " .. where .. ": " .. msg .. "\n")
-      assert(false, "exercise.lua: " .. where .. ": " .. msg)
+  if not ok then fail("python3 -m calc.exercises page " .. page .. " failed: " .. tostring(out), ".exercise") end
+  local answer = pandoc.json.decode(out, false)
+  if answer.errors then
+    -- a reference that fails its check, a starter that passes, a check with an unknown key:
+    -- the first, at its file and line (project.fail's format, which bookbuild reads)
+    local first = answer.errors[1]
+    local text = "exercise.lua: " .. first[1] .. ":" .. math.floor(first[2]) .. ": " .. first[3]
+    for k = 2, #answer.errors do
+      local e = answer.errors[k]
+      io.stderr:write("exercise.lua: " .. e[1] .. ":" .. math.floor(e[2]) .. ": " .. e[3] .. "\n")
     end
-    fail("python3 -m calc.exercises page " .. page .. " failed: " .. text, ".exercise")
+    io.stderr:write(text .. "\n")
+    assert(false, text)
   end
-  data = pandoc.json.decode(out, false)
+  data = answer
   return data
 end
 
