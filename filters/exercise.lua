@@ -20,7 +20,8 @@ results region, the hints and solution (hidden until asked for), and the page da
 source and the reference's counts, measured now by `python3 -m calc.exercises page <chapter>`,
 which also stops the build (file:line) if the reference fails its own check or the starter
 passes it. The first exercise of a page carries its stylesheet and a loader of a few hundred
-bytes; the editor and Python load only when an exercise comes near the screen.
+bytes; the editor and Python load only when an exercise comes near the screen. (The index
+page's "Your exercises" block, calc.exercises.progress_html, loads exercise-progress.js.)
 
 Every other format (typst, EPUB, Quarto's others) gets the statement and the starter, then the
 hints and the solution as collapsed `callout-tip` boxes (print shows them open, as it does every
