@@ -164,7 +164,16 @@ local function other(div)
   local id = div.identifier
   local p = parts(div)
   local out = pandoc.Blocks({})
-  out:extend(p.statement)
+  local titled = false
+  for _, b in ipairs(p.statement) do
+    -- the exercise's heading is its title, not a numbered section of the chapter
+    if b.t == "Header" and not titled then
+      titled = true
+      out:insert(pandoc.Para({ pandoc.Strong(b.content) }))
+    else
+      out:insert(b)
+    end
+  end
   out:insert(starter_block(p.starter, id))
   for k, h in ipairs(p.hints) do
     out:insert(callout(#p.hints > 1 and ("Hint " .. k) or "Hint", h.content, true))
