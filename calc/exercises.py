@@ -596,6 +596,8 @@ def _compare(spec: Spec, n, report, want: dict) -> Optional[dict]:
         values = list(values)
         if len(values) != len(arr.data):
             raise ExerciseError(f"expected() gave {len(values)} values for {name}, which holds {len(arr.data)}")
+        if arr.data == values:      # exactly equal (a copy, integer results): no element-wise pass
+            continue
         for k, (g, w) in enumerate(zip(arr.data, values)):
             if not _close(g, w, spec.tolerance):
                 where = _index_text(arr, k)
