@@ -973,9 +973,15 @@ def handle(request: str) -> str:
     ``{"op": "check" | "run", "code": the reader's text, "exercise": the page data of
     ``page_data``}`` -> ``check_code``'s or ``run_code``'s result, or ``{"stage": "internal",
     "message": ...}`` when the exercise itself is broken (the build should have caught it)."""
+    import gc
     import json
     req = json.loads(request)
     ex = req["exercise"]
+    # No cyclic collection during a Check: a launch makes tens of thousands of records, and the
+    # collector's passes over them took up to half of a Check in Pyodide. The page's worker
+    # collects after posting the answer, while the reader reads it.
+    enabled = gc.isenabled()
+    gc.disable()
     try:
         spec = _cached_spec(ex)
         if req["op"] == "run":
@@ -984,6 +990,9 @@ def handle(request: str) -> str:
             out = check_code(req["code"], spec, reference=ex.get("reference"))
     except ExerciseError as e:
         out = {"passed": False, "ok": False, "stage": "internal", "message": str(e), "line": None}
+    finally:
+        if enabled:
+            gc.enable()
     return json.dumps(out, default=str, allow_nan=False)
 
 
