@@ -20,7 +20,8 @@ results region, the hints and solution (hidden until asked for), and the page da
 source and the reference's counts, measured now by `python3 -m calc.exercises page <chapter>`,
 which also stops the build (file:line) if the reference fails its own check or the starter
 passes it. The first exercise of a page carries its stylesheet and a loader of a few hundred
-bytes; the editor and Python load only when an exercise comes near the screen.
+bytes; the editor and Python load only when an exercise comes near the screen. (The index
+page's "Your exercises" block, calc.exercises.progress_html, loads exercise-progress.js.)
 
 Every other format (typst, EPUB, Quarto's others) gets the statement and the starter, then the
 hints and the solution as collapsed `callout-tip` boxes (print shows them open, as it does every
@@ -48,20 +49,23 @@ local function raw(text) return pandoc.RawBlock("html", text) end
 local function page_data()
   if data then return data end
   local ok, out = pcall(pandoc.system.with_working_directory, project.root, function()
-    return pandoc.pipe(PYTHON, { "-m", "calc.exercises", "page", page }, "")
+    return pandoc.pipe(PYTHON, { "-m", "calc.exercises", "page", page, "--errors-as-json" }, "")
   end)
-  if not ok then
-    -- calc.exercises printed "file:line: message" on stderr (a reference that fails, a starter
-    -- that passes, a check with an unknown key): say it again as this filter's failure
-    local text = tostring(out)
-    local where, msg = text:match("([%w%-%./_]+%.qmd:%d+): ([^\n]+)")
-    if where then
-      io.stderr:write("exercise.lua: " .. where .. ": " .. msg .. "\n")
-      assert(false, "exercise.lua: " .. where .. ": " .. msg)
+  if not ok then fail("python3 -m calc.exercises page " .. page .. " failed: " .. tostring(out), ".exercise") end
+  local answer = pandoc.json.decode(out, false)
+  if answer.errors then
+    -- a reference that fails its check, a starter that passes, a check with an unknown key:
+    -- the first, at its file and line (project.fail's format, which bookbuild reads)
+    local first = answer.errors[1]
+    local text = "exercise.lua: " .. first[1] .. ":" .. math.floor(first[2]) .. ": " .. first[3]
+    for k = 2, #answer.errors do
+      local e = answer.errors[k]
+      io.stderr:write("exercise.lua: " .. e[1] .. ":" .. math.floor(e[2]) .. ": " .. e[3] .. "\n")
     end
-    fail("python3 -m calc.exercises page " .. page .. " failed: " .. text, ".exercise")
+    io.stderr:write(text .. "\n")
+    assert(false, text)
   end
-  data = pandoc.json.decode(out, false)
+  data = answer
   return data
 end
 
@@ -160,7 +164,16 @@ local function other(div)
   local id = div.identifier
   local p = parts(div)
   local out = pandoc.Blocks({})
-  out:extend(p.statement)
+  local titled = false
+  for _, b in ipairs(p.statement) do
+    -- the exercise's heading is its title, not a numbered section of the chapter
+    if b.t == "Header" and not titled then
+      titled = true
+      out:insert(pandoc.Para({ pandoc.Strong(b.content) }))
+    else
+      out:insert(b)
+    end
+  end
   out:insert(starter_block(p.starter, id))
   for k, h in ipairs(p.hints) do
     out:insert(callout(#p.hints > 1 and ("Hint " .. k) or "Hint", h.content, true))

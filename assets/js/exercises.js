@@ -103,6 +103,12 @@ function num(v) {
   if (a >= 1e-3 || a === 0) return String(Number(v.toPrecision(3)));
   return v.toExponential(2);
 }
+function seconds(v) {
+  for (const [scale, unit] of [[1, "s"], [1e-3, "ms"], [1e-6, "µs"], [1e-9, "ns"]]) {
+    if (v >= scale) return `${Number((v / scale).toPrecision(3))} ${unit}`;
+  }
+  return `${Number((v * 1e12).toPrecision(3))} ps`;
+}
 function si(v, unit) {
   if (!v) return `0 ${unit}`;
   const p = ["", "k", "M", "G", "T", "P"];
@@ -131,7 +137,7 @@ function roofline(mine, ref, minimum) {
       fig.append(svg("rect", { x: 100, y, width: w, height: 16, fill: i === 0 ? "var(--accent)" : "var(--muted)" }));
       fig.append(svg("text", { x: 104 + w, y: y + 13 }, `${num(v)} B`));
     });
-    fig.append(svg("text", { x: 0, y: 26 * rows.length + 26 }, `time bound ${si(mine.time_s, "s")} at ${si(mine.mem_bw, "B/s")}`));
+    fig.append(svg("text", { x: 0, y: 26 * rows.length + 26 }, `time bound ${seconds(mine.time_s)}: the bytes at ${si(mine.mem_bw, "B/s")}`));
     return fig;
   }
   const pts = [mine, ref].filter((p) => p && p.flops > 0 && p.intensity > 0);

@@ -289,6 +289,9 @@ function exercise(port, msg) {
                             message: String(err && err.message || err).slice(-800) });
   }
   port.postMessage({ type: "exercise-result", id: msg.id, json, ms: performance.now() - t0 });
+  // the Check ran without the cyclic collector (calc.exercises.handle): collect now, while the
+  // reader reads the answer, so that the next Check starts clean
+  setTimeout(() => { try { pyodide.pyimport("gc").collect(); } catch { /* nothing to free */ } }, 0);
 }
 
 function render(port, msg) {
