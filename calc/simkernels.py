@@ -9,6 +9,7 @@ exercises use them as reference solutions.
 - ``copy_strided``        B[i] = A[i·stride]: coalescing (CUDA Best Practices Guide)
 - ``warp_read``           one warp reading A[lane·stride + offset]: the counts of that one load
 - ``warp_shared_read``    one warp reading word lane·stride of a shared array: its wavefronts
+- ``warp_shared_gather``  one warp reading any 32 elements of a shared array: its wavefronts
 - ``transpose_shared``    32×32 tiles through shared memory, with or without a padded row
                           (``transpose_read_passes``: the wavefronts of its column read)
 - ``reduce_interleaved``  Harris's reduction #1: interleaved addressing, divergent branch
@@ -18,10 +19,13 @@ exercises use them as reference solutions.
 - ``attention_scores``    S = Q Kᵀ, one thread per score (the CUDA thread hierarchy chapter's kernel)
 - ``naive_attention``     standard attention (the paper's Algorithm 0) as three launches: scores,
                           a row softmax, P V; S and P go through HBM
+- ``flash_attention``     FlashAttention's forward pass with query blocks outer (FlashAttention-2's
+                          order, the attention chapter's Kernel 4): one thread per query row
 
 Sources: M. Harris, "Optimizing Parallel Reduction in CUDA" (NVIDIA, 2007);
 Kirk & Hwu, *Programming Massively Parallel Processors*, ch. 5; M. Harris,
-"An Efficient Matrix Transpose in CUDA C/C++" (NVIDIA blog, 2013).
+"An Efficient Matrix Transpose in CUDA C/C++" (NVIDIA blog, 2013); Dao et al.,
+"FlashAttention" (NeurIPS 2022) and Dao, "FlashAttention-2" (2023) for the loop orders.
 """
 
 from __future__ import annotations
@@ -30,8 +34,8 @@ import math
 import random
 
 from .warpsim import (
-    Array, Counts, Instr, add, blockDim, blockIdx, counts_of, div, exp, fma, fmax, launch, shared, sub, syncthreads,
-    threadIdx,
+    Array, Counts, Instr, add, blockDim, blockIdx, counts_of, div, exp, fma, fmax, launch, mul, shared, sub,
+    syncthreads, threadIdx,
 )
 
 TILE = 32
@@ -90,6 +94,25 @@ def warp_shared_read(stride: int) -> Counts:
     return counts_of(next(i for i in r.record if i.kind == "ld" and i.space == "shared"))
 
 
+def read_shared_gather(out, elements, n, dtype):
+    s = shared("s", n, dtype)
+    lane = threadIdx.x
+    for k in range(lane, n, 32):                   # the warp fills the array first
+        s[k] = 0.0
+    yield syncthreads()
+    out[lane] = s[elements[lane]]
+
+
+def warp_shared_gather(elements, dtype: str = "fp32") -> Counts:
+    """Counts of one warp's shared-memory load in which lane i reads element ``elements[i]``
+    (32 of them) of an array of ``dtype``: ``wavefronts`` is the number of passes."""
+    elements = list(elements)
+    if len(elements) != 32 or min(elements) < 0:
+        raise ValueError(f"need 32 non-negative element indices, got {elements!r}")
+    r = launch(read_shared_gather, 1, 32, (Array("out", 32, dtype), elements, max(elements) + 1, dtype))
+    return counts_of(next(i for i in r.record if i.kind == "ld" and i.space == "shared"))
+
+
 def transpose_shared(A, B, n, pad):
     tile = shared("tile", (TILE, TILE + pad))     # __shared__ float tile[32][32 + pad]
     x = blockIdx.x * TILE + threadIdx.x
@@ -99,7 +122,6 @@ def transpose_shared(A, B, n, pad):
     x = blockIdx.y * TILE + threadIdx.x
     y = blockIdx.x * TILE + threadIdx.y
     B[y * n + x] = tile[threadIdx.x, threadIdx.y]   # a warp reads a column of the tile
-    
 
 def run_transpose(n: int = 64, pad: int = 0, **kw):
     """``transpose_shared`` of an n × n FP32 matrix (n a multiple of 32), blocks of 32 × 32."""
@@ -266,3 +288,64 @@ def naive_attention(N: int, d: int, dtype: str = "fp16", seed: int = 0, **kw) ->
         launch(softmax_rows, -(-N // 32), 32, (S, P, N), **kw),
         launch(attention_pv, (-(-d // t), -(-N // t)), (t, t), (P, V, O, N, d), **kw),
     ]
+
+
+def flash_attention(Q, K, V, O, L, N, d, BC):
+    BR = blockDim.x
+    t = threadIdx.x                                  # one thread per query row of the block
+    row0 = blockIdx.x * BR
+    Qs = shared("Qs", (BR, d), Q.dtype)
+    Ks = shared("Ks", (BC, d), K.dtype)
+    Vs = shared("Vs", (BC, d), V.dtype)
+    Os = shared("Os", (BR, d), O.dtype)
+    for f in range(t, BR * d, BR):                   # the block's Q tile, read once, coalesced
+        r, c = divmod(f, d)
+        Qs[r, c] = Q[(row0 + r) * d + c]
+    m, ell = -math.inf, 0.0                          # running maximum and sum of this row
+    acc = [0.0] * d                                  # the row of O, unnormalised, in registers
+    yield syncthreads()
+    for j0 in range(0, N, BC):                       # stream K and V, one tile of BC keys at a time
+        for f in range(t, BC * d, BR):
+            r, c = divmod(f, d)
+            Ks[r, c] = K[(j0 + r) * d + c]
+            Vs[r, c] = V[(j0 + r) * d + c]
+        yield syncthreads()
+        s = [0.0] * BC
+        m_new = m
+        for jj in range(BC):                         # this row's scores against the tile
+            x = 0.0
+            for k in range(d):
+                x = fma(Qs[t, k], Ks[jj, k], x)
+            s[jj] = x
+            m_new = fmax(m_new, x)
+        rescale = exp(sub(m, m_new))                 # e^(m_old - m_new): 0 on the first tile
+        ell = mul(ell, rescale)
+        for k in range(d):
+            acc[k] = mul(acc[k], rescale)
+        for jj in range(BC):
+            p = exp(sub(s[jj], m_new))
+            ell = add(ell, p)
+            for k in range(d):
+                acc[k] = fma(p, Vs[jj, k], acc[k])
+        m = m_new
+        yield syncthreads()                          # before the next tile overwrites Ks and Vs
+    for k in range(d):
+        Os[t, k] = div(acc[k], ell)
+    L[row0 + t] = m + math.log(ell)                  # the log-sum-exp, kept for the backward pass
+    yield syncthreads()
+    for f in range(t, BR * d, BR):                   # write the O tile, coalesced
+        r, c = divmod(f, d)
+        O[(row0 + r) * d + c] = Os[r, c]
+
+
+def run_flash_attention(N: int = 64, d: int = 16, block_rows: int = 32, block_cols: int = 16,
+                        dtype: str = "fp16", seed: int = 0, **kw):
+    """``flash_attention`` on random Q, K, V (N × d, ``dtype``), ``block_rows`` query rows per block
+    (one thread each), ``block_cols`` keys per tile; N a multiple of both. O is ``report.arrays["O"]``,
+    the log-sum-exp (FP32) ``report.arrays["L"]``."""
+    if N % block_rows or N % block_cols:
+        raise ValueError(f"N = {N} must be a multiple of block_rows = {block_rows} and block_cols = {block_cols}")
+    rng = random.Random(seed)
+    Q, K, V = (Array(name, [rng.uniform(-1, 1) for _ in range(N * d)], dtype) for name in "QKV")
+    O, L = Array("O", N * d, dtype), Array("L", N, "fp32")
+    return launch(flash_attention, N // block_rows, block_rows, (Q, K, V, O, L, N, d, block_cols), **kw)

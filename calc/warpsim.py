@@ -459,14 +459,10 @@ class Array:
         return v
 
     def __setitem__(self, i, value):
-        try:
-            if not 0 <= i < self.n:
-                raise self._oob(i)
-            i + 0
-        except TypeError:
-            raise self._bad_index(i) from None
         if i.__class__ is not int:
             raise self._bad_index(i)
+        if not 0 <= i < self.n:
+            raise self._oob(i)
         st = self._st
         if st is not None:
             f = st.frame or _find_frame(st)

@@ -5,7 +5,7 @@ from hypothesis import given, strategies as st
 
 from calc import cuda
 from calc import simkernels as sk
-from calc.warpsim import Array, launch
+from calc.warpsim import Array, l2_traffic, launch
 
 
 @given(stride=st.integers(0, 80), offset=st.integers(0, 40), dtype=st.sampled_from(["fp32", "fp16", "int8", "fp64"]))
@@ -60,4 +60,30 @@ def test_naive_attention_moves_calc_attentions_bytes_and_flops():
     rows = lambda name, r: [r.arrays[name].data[i * d:(i + 1) * d] for i in range(N)]  # noqa: E731
     ref = attention.reference(rows("Q", reports[0]), rows("K", reports[0]), rows("V", reports[2]))
     O = reports[2].arrays["O"].data
+    assert max(abs(O[i * d + c] - ref[i][c]) for i in range(N) for c in range(d)) < 1e-9
+
+
+@given(elements=st.lists(st.integers(0, 200), min_size=32, max_size=32), dtype=st.sampled_from(["fp32", "fp16"]))
+def test_warp_shared_gather_is_calc_cudas_degree(elements, dtype):
+    # a single phase (accesses of at most 4 bytes): passes = the busiest bank's distinct words
+    size = 4 if dtype == "fp32" else 2
+    assert sk.warp_shared_gather(elements, dtype).wavefronts == \
+        cuda.bank_conflict_degree_of([e * size for e in elements])
+
+
+def test_flash_attention_moves_calc_attentions_bytes():
+    from calc import attention
+
+    N, d, BR, BC = 64, 16, 32, 16
+    no_l2 = sk.run_flash_attention(N, d, BR, BC, l2_bytes=0)
+    # every load reaches HBM: Q once, K and V once per query block (N / BR of them), O once, in fp16,
+    # and the FP32 log-sum-exp of each row: calc.attention's Kernel 4 count
+    assert no_l2.hbm_bytes == attention.flash_query_outer(N, d, BR, "fp16").bytes_ \
+        == (N * d + (N // BR) * 2 * N * d + N * d) * 2 + N * 4
+    # all of it coalesced; through the A100's L2 only the first touch of Q, K and V reaches HBM
+    assert no_l2.totals.efficiency == 1
+    assert l2_traffic(no_l2.record, 40 << 20).hbm_bytes == 4 * N * d * 2 + N * 4
+    rows = lambda name: [no_l2.arrays[name].data[i * d:(i + 1) * d] for i in range(N)]  # noqa: E731
+    ref = attention.reference(rows("Q"), rows("K"), rows("V"))
+    O = no_l2.arrays["O"].data
     assert max(abs(O[i * d + c] - ref[i][c]) for i in range(N) for c in range(d)) < 1e-9

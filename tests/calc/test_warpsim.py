@@ -16,7 +16,7 @@ from calc import simkernels as sk
 from calc import tiling
 from calc.warpsim import (
     Array, BarrierError, KernelError, KernelException, LaunchError, OutOfBounds, Race, StepLimit,
-    UninitializedRead, add, atomic_add, blockDim, blockIdx, counts_of, exp, fma, fmax, launch, mul,
+    UninitializedRead, add, atomic_add, blockDim, blockIdx, counts_of, exp, fma, fmax, l2_traffic, launch, mul,
     shared, syncthreads, threadIdx,
 )
 
@@ -185,9 +185,8 @@ def test_strided_index_reduction_conflicts_and_sequential_does_not():
 # ------------------------------------------------------------------ tiled matmul
 
 
-@pytest.mark.parametrize("T", [16, 32])
-def test_tiled_matmul_traffic_is_calc_tilings_count(T):
-    n = 64
+@pytest.mark.parametrize("n, T", [(32, 16), (64, 32)])   # 2 × 2 blocks, 2 phases each
+def test_tiled_matmul_traffic_is_calc_tilings_count(n, T):
     r = sk.run_matmul(n, T)
     A, B = r.arrays["A"].data, r.arrays["B"].data
     assert r.arrays["C"].data == [sum(A[i * n + k] * B[k * n + j] for k in range(n))
@@ -198,17 +197,13 @@ def test_tiled_matmul_traffic_is_calc_tilings_count(T):
     assert t.flops == 2 * n ** 3
     assert t.bank_conflicts == 0
     # without an L2 every sector goes to HBM; with the A100's 40 MB L2 only the first touch does
-    assert launch_no_l2(n, T).hbm_bytes == tiling.traffic_bytes(n, n, n, T)
+    assert l2_traffic(r.record, 0).hbm_bytes == tiling.traffic_bytes(n, n, n, T)
     assert r.hbm_bytes == 3 * n * n * 4
     roof = r.roofline("a100-sxm-40gb")
-    # 2·64³ FLOP / (3 · 64² · 4 B) = 10.7 FLOP/B, below the A100's FP32 ridge (19.5 TFLOP/s / 1,555 GB/s
-    # = 12.5 FLOP/B): memory-bound at this size
+    # 2n³ FLOP / (3n² · 4 B) = n/6 FLOP/B: 5.3 and 10.7, below the A100's FP32 ridge
+    # (19.5 TFLOP/s / 1,555 GB/s = 12.5 FLOP/B): memory-bound at these sizes
     assert roof.intensity == 2 * n ** 3 / (3 * n * n * 4) and roof.bound == "memory"
     assert math.isclose(roof.time_s, 3 * n * n * 4 / roof.mem_bw)
-
-
-def launch_no_l2(n, T):
-    return sk.run_matmul(n, T, l2_bytes=0)
 
 
 def test_l2_model_evicts_least_recently_used_sectors():
