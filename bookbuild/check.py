@@ -248,6 +248,7 @@ class Linter:
         self.check_quarto_rules(cfg, pages)
         self.check_terms_and_widgets(pages)
         self.check_teaching(pages)
+        self.check_exercises(pages)
         bib = self.bib_keys(cfg)
         outputs = {ch.output.as_posix(): ch for ch in cfg.chapters}
         ids = {ch.output.as_posix(): _ids(page["ast"]) for ch, page in pages if page}
@@ -300,6 +301,21 @@ class Linter:
                     name = attrs.pop("name", "")
                     for message in problems(name, attrs):
                         self.add(path, at.line(f'name="{name}"'), "error", message)
+
+    def check_exercises(self, pages: list) -> None:
+        """What filters/exercise.lua and the build would stop for, found without running a kernel:
+        an exercise's missing starter, hints or solution, a check with an unknown key or budget
+        name, a duplicate exercise id (the project's ``calc.exercises.validate_book``)."""
+        reader = _project_attr(self.root, "calc.exercises", "read_exercises")
+        validate_book = _project_attr(self.root, "calc.exercises", "validate_book")
+        if reader is None or validate_book is None:
+            return
+        found = []
+        for ch, page in pages:
+            if page is not None and ".exercise" in page["text"]:
+                found += reader(page["text"], ch.source.as_posix())
+        for path, line, message in validate_book(found):
+            self.add(self.root / path, line, "error", message)
 
     def filter_classes(self, cfg: config_mod.BookConfig) -> set[str]:
         """Classes the project handles: any identifier-like string literal in a project filter,
@@ -378,6 +394,21 @@ def _widget_problems(root: Path):
     sys.path.insert(0, str(root))
     try:
         return importlib.import_module("widgets").problems
+    except (ImportError, AttributeError):
+        return None
+    finally:
+        sys.path.remove(str(root))
+
+
+def _project_attr(root: Path, module: str, name: str):
+    """``module.name`` from the project (its ``calc``), or None when the project has none."""
+    if not (root / (module.replace(".", "/") + ".py")).is_file():
+        return None
+    import importlib
+    import sys
+    sys.path.insert(0, str(root))
+    try:
+        return getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError):
         return None
     finally:

@@ -20,7 +20,8 @@ for (const [dir, mnt] of [[projectRoot, "/project"], [outDir, "/out"]]) {
   FS.mount(FS.filesystems.NODEFS, { root: dir }, mnt);
 }
 // What the page will do: import the widgets and draw every one of them with defaults, every
-// choice, both booleans and the extremes, and format a traceback (a render's error message).
+// choice, both booleans and the extremes, format a traceback (a render's error message), and
+// check an exercise's kernel (calc.exercises).
 // Afterwards, _stdlib_used() lists the standard-library files that were loaded.
 const EXERCISE = `
 import sys, json
@@ -33,6 +34,9 @@ try:
     raise ValueError("x")
 except ValueError:
     traceback.format_exc()
+# The exercises' checks (calc.exercises, run by the same worker): one small check, run and miss.
+import calc.exercises
+calc.exercises._selftest()
 
 def _stdlib_used():
     stdlib = sys.path[[p.endswith(".zip") for p in sys.path].index(True)]

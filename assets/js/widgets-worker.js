@@ -18,6 +18,12 @@
 //   worker -> page  {type: "predicted", uid, params, json}  one of them, for the page to keep
 //   worker -> page  {type: "snapshot", marks}           the snapshot for the next page is stored
 //                                                       (marks: the boot's, with its timings)
+// Exercises (assets/js/exercises.js) start this file as a dedicated Worker of their own, which they
+// terminate to stop a runaway kernel; init then carries snapshot: false (no snapshot taken at start,
+// so the first Check does not wait for one):
+//   page -> worker  {type: "exercise", id, request}      request: JSON for calc.exercises.handle
+//   worker -> page  {type: "exercise-result", id, json, ms}
+//   page -> worker  {type: "save-snapshot"}              take the next page's snapshot now (when idle)
 // Module worker: pyodide.mjs is an ES module.
 //
 // Next-page speed: after the first boot the interpreter's memory, with calc and
@@ -271,6 +277,23 @@ function compute(name, params) {
   return [json, false];
 }
 
+let handleExercise = null;
+function exercise(port, msg) {
+  const t0 = performance.now();
+  let json;
+  try {
+    handleExercise ??= pyodide.pyimport("calc.exercises").handle;
+    json = handleExercise(msg.request);
+  } catch (err) {
+    json = JSON.stringify({ passed: false, ok: false, stage: "internal", line: null,
+                            message: String(err && err.message || err).slice(-800) });
+  }
+  port.postMessage({ type: "exercise-result", id: msg.id, json, ms: performance.now() - t0 });
+  // the Check ran without the cyclic collector (calc.exercises.handle): collect now, while the
+  // reader reads the answer, so that the next Check starts clean
+  setTimeout(() => { try { pyodide.pyimport("gc").collect(); } catch { /* nothing to free */ } }, 0);
+}
+
 function render(port, msg) {
   const t0 = performance.now();
   const [json, cached] = compute(msg.name, msg.params);
@@ -322,14 +345,14 @@ function serve(port) {
       booting.then(
         () => {
           port.postMessage({ type: "ready", ms: first ? bootMs : 0, reused: !first, marks });
-          if (first) {
+          if (first && msg.snapshot !== false) {
             // The page's figures are already the build's drawings (they go live without Python), so
             // the snapshot for the next page is taken first: a reader who moves on within a second
             // or two (a visit to look something up) still leaves it behind.
             snapshotWatchers.add(port);
             saveSnapshot();
           }
-          for (const [p, m] of queue.splice(0)) render(p, m);
+          for (const [p, m] of queue.splice(0)) (m.type === "exercise" ? exercise : render)(p, m);
         },
         (err) => {
           port.postMessage({ type: "failed", message: String(err && err.message || err) });
@@ -338,6 +361,10 @@ function serve(port) {
       );
     } else if (msg.type === "render") {
       if (renderJson) render(port, msg); else queue.push([port, msg]);
+    } else if (msg.type === "exercise") {
+      if (renderJson) exercise(port, msg); else queue.push([port, msg]);
+    } else if (msg.type === "save-snapshot") {
+      if (pyodide) setTimeout(saveSnapshot, 0);
     } else if (msg.type === "predict") {
       if (renderJson) predict(port, msg);
     }

@@ -139,3 +139,89 @@ def test_margin_captions_are_named_as_unsupported(fixture_book):
     f = only(check(fixture_book), "unsupported")
     assert f.message == "`tbl-cap-location: margin`: this build places captions top or bottom only"
     assert f.file == "_quarto.yml" and f.line == len(cfg.read_text().splitlines())
+
+
+# -- exercises (issue #29): calc.exercises.validate_book, run by check without running a kernel
+
+EXERCISE = '''::: {.exercise #ex-copy}
+Copy A to B.
+
+```{.python .starter}
+def copy(A, B, n):
+    pass
+```
+
+::: {.hint}
+One element per thread.
+:::
+
+::: {.solution}
+```{.python}
+def copy(A, B, n):
+    i = blockIdx.x * blockDim.x + threadIdx.x
+    if i < n:
+        B[i] = A[i]
+```
+:::
+
+```{.python .check}
+sizes = [1, 33]
+
+def inputs(n, rng):
+    return (Array("A", [rng.random() for _ in range(n)]), Array("B", n), n)
+
+def launch_shape(n):
+    return ((n + 31) // 32,), 32
+
+def expected(n, A, B, _n):
+    return {"B": list(A.data)}
+
+budgets = ["sectors_per_request <= 4"]
+```
+:::
+'''
+
+
+def with_exercises(book: Path) -> Path:
+    """The fixture book with the project's exercise filter and calc.exercises."""
+    import shutil
+    repo = Path(__file__).resolve().parents[2]
+    for name in ("exercise.lua", "project.lua"):
+        shutil.copy(repo / "filters" / name, book / "filters" / name)
+    shutil.copytree(repo / "calc", book / "calc", ignore=shutil.ignore_patterns("__pycache__"))
+    cfg = book / "_quarto.yml"
+    cfg.write_text(cfg.read_text().replace("  - filters/shout.lua\n",
+                                           "  - filters/shout.lua\n  - path: filters/exercise.lua\n    at: pre-ast\n"))
+    return book
+
+
+def test_a_valid_exercise_is_clean(fixture_book):
+    book = with_exercises(fixture_book)
+    append(book / "chapters/two.qmd", EXERCISE)
+    assert check(book) == []
+
+
+@pytest.mark.parametrize("edit, needle, message", [
+    (("budgets = [", "budget = ["), "budget = [", "unknown key 'budget'"),
+    (('"sectors_per_request <= 4"', '"sector_per_request <= 4"'), "sector_per_request", "unknown budget name"),
+    (("::: {.solution}", "::: {.callout-note}"), "{.exercise #ex-copy}", "has no solution"),
+    (("::: {.hint}\nOne element per thread.\n:::\n", ""), "{.exercise #ex-copy}", "has 0 hints"),
+])
+def test_exercise_problems_are_errors_at_their_line(fixture_book, edit, needle, message):
+    book = with_exercises(fixture_book)
+    text = EXERCISE.replace(*edit)
+    assert text != EXERCISE
+    start = append(book / "chapters/two.qmd", text)
+    found = [f for f in check(book) if message in f.message]
+    assert found, [str(f) for f in check(book)]
+    f = found[0]
+    assert f.kind == "error" and f.file == "chapters/two.qmd"
+    assert f.line == start + next(k for k, ln in enumerate(text.split("\n")) if needle in ln)
+
+
+def test_an_exercise_id_used_twice(fixture_book):
+    book = with_exercises(fixture_book)
+    append(book / "chapters/one.qmd", EXERCISE)
+    line = append(book / "chapters/two.qmd", EXERCISE)
+    f = only(check(book), "error")
+    assert f.file == "chapters/two.qmd" and f.line == line and "used twice" in f.message

@@ -1,0 +1,442 @@
+// Exercises: the reader writes a kernel, the simulator (calc.warpsim, in Pyodide) checks it.
+//
+// filters/exercise.lua writes each exercise as <section class="exercise"> with the statement, the
+// starter code, disabled buttons, a live status region, hidden hints and solution, and the page
+// data (<script type="application/json" class="exercise-data">: the check's source, the reference
+// kernel's counts measured at build time). A loader of a few hundred bytes in the page imports
+// this module when an exercise comes near the screen; before that the page has loaded nothing
+// for exercises but their markup and stylesheet.
+//
+// Here: the starter becomes a CodeMirror editor (./editor.js, bundled by scripts/editor_bundle.py);
+// Run and Check go to a dedicated Web Worker (widgets-worker.js, the book's Pyodide runtime with
+// calc) which calls calc.exercises.handle; Stop, or the exercise's time limit, terminates that
+// worker and starts a fresh one, so a `while True: pass` never freezes the page. Results: the
+// verdict (announced), the sizes tried, each budget with the measured figure beside the limit, the
+// per-line counts, and the kernel's point next to the reference's on a small roofline (or its HBM
+// bytes beside the reference's and the least possible, for a kernel that does no arithmetic).
+// Progress (code, solved) lives in localStorage under "book-exercises"; nothing is sent anywhere.
+import * as CM from "./editor.js";
+
+const ROOT = new URL("../../", import.meta.url);
+const STORE = "book-exercises";
+const BOOT_NOTE = "Starting Python in your browser (the first time takes a few seconds)…";
+
+// ------------------------------------------------------------------ progress (localStorage)
+export const progress = {
+  all() { try { return JSON.parse(localStorage.getItem(STORE)) || {}; } catch { return {}; } },
+  get(id) { return this.all()[id] || null; },
+  put(id, patch) {
+    const all = this.all();
+    all[id] = { ...(all[id] || {}), ...patch, updated: new Date().toISOString() };
+    try { localStorage.setItem(STORE, JSON.stringify(all)); } catch { /* private mode: kept for this visit only */ }
+  },
+  drop(id) { const all = this.all(); delete all[id]; try { localStorage.setItem(STORE, JSON.stringify(all)); } catch {} },
+};
+
+// ------------------------------------------------------------------ the worker
+let worker = null, ready = null, seq = 0;
+const pending = new Map();               // id -> {resolve, reject}
+let snapshotAsked = false;
+
+function startWorker() {
+  worker = new Worker(new URL("widgets-worker.js", import.meta.url), { type: "module" });
+  const w = worker;
+  ready = new Promise((resolve, reject) => {
+    w.onmessage = (e) => {
+      const m = e.data;
+      if (m.type === "ready") resolve(m);
+      else if (m.type === "failed") reject(new Error(m.message));
+      else if (m.type === "exercise-result") {
+        const p = pending.get(m.id);
+        if (p) { pending.delete(m.id); p.resolve(m); }
+      }
+    };
+    w.onerror = (e) => { e.preventDefault(); reject(new Error(e.message || "the Python worker failed to start")); };
+  });
+  ready.catch(() => {});
+  w.postMessage({ type: "init", root: ROOT.href, base: new URL("pyodide/", ROOT).href, snapshot: false });
+}
+
+function restartWorker(reason) {
+  if (worker) worker.terminate();
+  for (const p of pending.values()) p.reject(new Error(reason));
+  pending.clear();
+  startWorker();
+}
+
+async function ask(op, code, data) {
+  if (!worker) startWorker();
+  await ready;
+  const id = ++seq;
+  const request = JSON.stringify({ op, code, exercise: { id: data.id, check: data.check, reference: data.reference } });
+  return new Promise((resolve, reject) => {
+    pending.set(id, { resolve, reject });
+    worker.postMessage({ type: "exercise", id, request });
+  });
+}
+
+// ------------------------------------------------------------------ small DOM helpers
+function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(props)) {
+    if (k === "class") node.className = v;
+    else if (k in node && k !== "list") node[k] = v;
+    else node.setAttribute(k, v);
+  }
+  node.append(...children.filter((c) => c !== null && c !== undefined));
+  return node;
+}
+const NS = "http://www.w3.org/2000/svg";
+function svg(tag, attrs = {}, text) {
+  const node = document.createElementNS(NS, tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+function num(v) {
+  if (v === null || v === undefined) return "–";
+  if (typeof v === "boolean") return v ? "yes" : "no";
+  if (typeof v !== "number") return String(v);
+  if (Number.isInteger(v)) return v.toLocaleString("en-US");
+  const a = Math.abs(v);
+  if (a >= 1000) return Math.round(v).toLocaleString("en-US");
+  if (a >= 1e-3 || a === 0) return String(Number(v.toPrecision(3)));
+  return v.toExponential(2);
+}
+function seconds(v) {
+  for (const [scale, unit] of [[1, "s"], [1e-3, "ms"], [1e-6, "µs"], [1e-9, "ns"]]) {
+    if (v >= scale) return `${Number((v / scale).toPrecision(3))} ${unit}`;
+  }
+  return `${Number((v * 1e12).toPrecision(3))} ps`;
+}
+function si(v, unit) {
+  if (!v) return `0 ${unit}`;
+  const p = ["", "k", "M", "G", "T", "P"];
+  let k = 0;
+  while (Math.abs(v) >= 1000 && k < p.length - 1) { v /= 1000; k++; }
+  return `${Number(v.toPrecision(3))} ${p[k]}${unit}`;
+}
+
+// ------------------------------------------------------------------ the roofline (or bytes) figure
+function roofline(mine, ref, minimum) {
+  const W = 320, H = 190, L = 46, R = 10, T = 12, B = 34;
+  const fig = svg("svg", { viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: "img" });
+  if (!(mine.flops > 0)) {
+    // No arithmetic: a copy has no point on a log roofline (intensity 0). Its bytes instead.
+    const rows = [["yours", mine.hbm_bytes], ["reference", ref ? ref.hbm_bytes : null], ["least possible", minimum]]
+      .filter((r) => r[1] !== null && r[1] !== undefined);
+    const max = Math.max(...rows.map((r) => r[1]), 1);
+    fig.setAttribute("height", 26 * rows.length + 36);
+    fig.setAttribute("viewBox", `0 0 ${W} ${26 * rows.length + 36}`);
+    const title = `HBM bytes: ${rows.map((r) => `${r[0]} ${num(r[1])}`).join(", ")}. The kernel does no arithmetic, so it has no point on the roofline; its time bound is its bytes over the HBM bandwidth.`;
+    fig.append(svg("title", {}, title));
+    fig.setAttribute("aria-label", title);
+    rows.forEach(([name, v], i) => {
+      const y = 8 + i * 26, w = Math.max(2, (W - 200) * v / max);
+      fig.append(svg("text", { x: 0, y: y + 13 }, name));
+      fig.append(svg("rect", { x: 100, y, width: w, height: 16, fill: i === 0 ? "var(--accent)" : "var(--muted)" }));
+      fig.append(svg("text", { x: 104 + w, y: y + 13 }, `${num(v)} B`));
+    });
+    fig.append(svg("text", { x: 0, y: 26 * rows.length + 26 }, `time bound ${seconds(mine.time_s)}: the bytes at ${si(mine.mem_bw, "B/s")}`));
+    return fig;
+  }
+  const pts = [mine, ref].filter((p) => p && p.flops > 0 && p.intensity > 0);
+  const ridge = mine.peak_flops / mine.mem_bw;
+  const xs = pts.map((p) => p.intensity).concat([ridge]);
+  const x0 = Math.pow(10, Math.floor(Math.log10(Math.min(...xs)) - 0.3));
+  const x1 = Math.pow(10, Math.ceil(Math.log10(Math.max(...xs)) + 0.3));
+  const y1 = mine.peak_flops * 2, y0 = Math.min(x0 * mine.mem_bw, ...pts.map((p) => p.flops_per_s)) / 2;
+  const X = (v) => L + (W - L - R) * (Math.log10(v) - Math.log10(x0)) / (Math.log10(x1) - Math.log10(x0));
+  const Y = (v) => T + (H - T - B) * (1 - (Math.log10(v) - Math.log10(y0)) / (Math.log10(y1) - Math.log10(y0)));
+  const title = `Roofline of the ${mine.device} (${mine.dtype}): your kernel at ${num(mine.intensity)} FLOP per HBM byte, `
+    + `${si(mine.flops_per_s, "FLOP/s")} at best` + (ref && ref.intensity ? `; the reference at ${num(ref.intensity)} FLOP/B, ${si(ref.flops_per_s, "FLOP/s")}` : "")
+    + `. The ridge is at ${num(ridge)} FLOP/B.`;
+  fig.append(svg("title", {}, title));
+  fig.setAttribute("aria-label", title);
+  fig.append(svg("line", { x1: L, y1: H - B, x2: W - R, y2: H - B, stroke: "var(--muted)" }));
+  fig.append(svg("line", { x1: L, y1: T, x2: L, y2: H - B, stroke: "var(--muted)" }));
+  const roof = `M${X(x0)},${Y(x0 * mine.mem_bw)} L${X(ridge)},${Y(mine.peak_flops)} L${X(x1)},${Y(mine.peak_flops)}`;
+  fig.append(svg("path", { d: roof, fill: "none", stroke: "var(--fg)", "stroke-width": 1.5 }));
+  fig.append(svg("text", { x: L + 2, y: H - 6 }, `${num(x0)}`));
+  fig.append(svg("text", { x: W - R - 30, y: H - 6 }, `${num(x1)}`));
+  fig.append(svg("text", { x: (L + W) / 2 - 40, y: H - 6 }, "FLOP per HBM byte"));
+  fig.append(svg("text", { x: 2, y: T + 8 }, si(mine.peak_flops, "FLOP/s").replace(" ", "\u00a0")));
+  const mark = (p, name, colour, dy) => {
+    if (!p || !(p.intensity > 0)) return;
+    fig.append(svg("circle", { cx: X(p.intensity), cy: Y(p.flops_per_s), r: 5, fill: colour, stroke: "var(--bg)" }));
+    fig.append(svg("text", { x: X(p.intensity) + 7, y: Y(p.flops_per_s) + dy }, name));
+  };
+  mark(ref, "reference", "var(--muted)", 14);
+  mark(mine, "yours", "var(--accent)", -6);
+  return fig;
+}
+
+// ------------------------------------------------------------------ the marked line
+// The line an error or a failed budget names, as a CodeMirror line decoration (CodeMirror redraws
+// its own DOM, so a class set on a line element by hand does not last).
+const setBad = CM.StateEffect.define();
+const badLine = CM.StateField.define({
+  create: () => CM.Decoration.none,
+  update(deco, tr) {
+    deco = deco.map(tr.changes);
+    for (const e of tr.effects) {
+      if (e.is(setBad)) {
+        deco = e.value === null ? CM.Decoration.none
+          : CM.Decoration.set([CM.Decoration.line({ class: "exercise-bad-line" }).range(e.value)]);
+      }
+    }
+    return deco;
+  },
+  provide: (f) => CM.EditorView.decorations.from(f),
+});
+
+// ------------------------------------------------------------------ one exercise
+const LINE_COLUMNS = [["global_requests", "global requests"], ["sectors", "sectors"], ["bank_conflicts", "bank conflicts"],
+                      ["shared_requests", "shared requests"], ["divergent", "divergent"], ["flops", "FLOPs"]];
+
+class Exercise {
+  constructor(section) {
+    this.section = section;
+    this.data = JSON.parse(section.querySelector("script.exercise-data").textContent);
+    this.id = this.data.id;
+    const $ = (s) => section.querySelector(s);
+    this.buttons = { run: $(".exercise-run"), check: $(".exercise-check"), stop: $(".exercise-stop"),
+                     reset: $(".exercise-reset"), hint: $(".exercise-hint-next"), solution: $(".exercise-show-solution") };
+    this.status = $(".exercise-status");
+    this.results = $(".exercise-results");
+    this.hints = [...section.querySelectorAll(".exercise-hint")];
+    this.solution = $(".exercise-solution");
+    this.busy = false;
+    this.mountEditor();
+    const saved = progress.get(this.id);
+    if (saved && saved.solved) section.classList.add("solved");
+    this.shownHints = 0;
+    this.bind();
+    this.say(saved && saved.code && saved.code !== this.data.starter
+      ? "Your code from your last visit is in the editor. Run tries it on a small input; Check tests it."
+      : "Run tries your kernel on a small input; Check tests it at every size and against the budgets.");
+  }
+
+  mountEditor() {
+    const block = this.section.querySelector(".exercise-editor .sourceCode, .exercise-editor pre");
+    const saved = progress.get(this.id);
+    const doc = saved && typeof saved.code === "string" ? saved.code : this.data.starter;
+    const host = el("div", { class: "exercise-cm" });
+    block.replaceWith(host);
+    const keysId = `${this.id}-keys`;
+    this.view = new CM.EditorView({
+      parent: host,
+      state: CM.EditorState.create({
+        doc,
+        extensions: [
+          CM.lineNumbers(), CM.highlightActiveLineGutter(), CM.history(), CM.drawSelection(),
+          CM.indentOnInput(), CM.bracketMatching(), CM.indentUnit.of("    "), badLine, CM.EditorView.lineWrapping,
+          CM.syntaxHighlighting(CM.classHighlighter), CM.python(),
+          CM.keymap.of([...CM.defaultKeymap, ...CM.historyKeymap, CM.indentWithTab]),
+          CM.EditorView.contentAttributes.of({ "aria-label": `Kernel code for the exercise: ${this.data.title}`,
+                                               "aria-describedby": keysId }),
+          CM.EditorView.updateListener.of((u) => { if (u.docChanged) this.saveSoon(); }),
+        ],
+      }),
+    });
+  }
+
+  code() { return this.view.state.doc.toString(); }
+
+  saveSoon() {
+    clearTimeout(this.saveTimer);
+    this.saveTimer = setTimeout(() => progress.put(this.id, { code: this.code(), page: location.pathname,
+                                                               title: this.data.title }), 300);
+  }
+
+  bind() {
+    const b = this.buttons;
+    for (const key of ["run", "check", "reset", "hint", "solution"]) b[key].disabled = false;
+    b.hint.disabled = this.hints.length === 0;
+    b.run.addEventListener("click", () => this.go("run"));
+    b.check.addEventListener("click", () => this.go("check"));
+    b.stop.addEventListener("click", () => this.stop("Stopped. Python restarted; your code is unchanged."));
+    b.reset.addEventListener("click", () => this.reset());
+    b.hint.addEventListener("click", () => this.nextHint());
+    b.solution.addEventListener("click", () => this.showSolution());
+  }
+
+  say(text, kind = "") {
+    this.status.replaceChildren(el("p", { class: `exercise-message ${kind}`.trim() }, text));
+  }
+
+  setBusy(busy) {
+    this.busy = busy;
+    this.buttons.run.disabled = this.buttons.check.disabled = busy;
+    this.buttons.stop.disabled = !busy;
+    this.section.setAttribute("aria-busy", busy ? "true" : "false");
+  }
+
+  async go(op) {
+    if (this.busy) return;
+    this.setBusy(true);
+    this.results.replaceChildren();
+    this.clearLine();
+    const booting = !worker;
+    this.say(booting ? BOOT_NOTE : op === "run" ? "Running…" : "Checking…");
+    const code = this.code();
+    progress.put(this.id, { code, page: location.pathname, title: this.data.title });
+    const limit = (this.data.time_limit || 10) * 1000;
+    let timer = null;
+    const run = ask(op, code, this.data);
+    // the time limit starts when Python is ready (the first boot is not the kernel's time)
+    ready.then(() => { if (this.busy) timer = setTimeout(() => this.stop(
+      `Stopped after ${this.data.time_limit || 10} s: the kernel did not finish (a loop without an exit?). Python restarted.`), limit); });
+    try {
+      const answer = await run;
+      clearTimeout(timer);
+      const result = JSON.parse(answer.json);
+      this.setBusy(false);
+      if (op === "run") this.showRun(result); else this.showCheck(result);
+      if (!snapshotAsked) { snapshotAsked = true; worker.postMessage({ type: "save-snapshot" }); }
+    } catch (err) {
+      clearTimeout(timer);
+      if (!this.stopped) {
+        this.setBusy(false);
+        this.say(`The simulator could not run: ${err.message}`, "fail");
+      }
+    } finally {
+      this.stopped = false;
+    }
+  }
+
+  stop(message) {
+    if (!this.busy) return;
+    this.stopped = true;
+    restartWorker("stopped");
+    this.setBusy(false);
+    this.say(message, "fail");
+  }
+
+  reset() {
+    this.view.dispatch({ changes: { from: 0, to: this.view.state.doc.length, insert: this.data.starter } });
+    for (const h of this.hints) h.hidden = true;
+    this.solution.hidden = true;
+    this.shownHints = 0;
+    this.updateHintButton();
+    this.results.replaceChildren();
+    this.clearLine();
+    progress.put(this.id, { code: this.data.starter });
+    this.say("Back to the starter code; the hints are hidden again.");
+  }
+
+  updateHintButton() {
+    const b = this.buttons.hint, n = this.hints.length;
+    b.disabled = this.shownHints >= n;
+    b.textContent = this.shownHints >= n ? "No more hints" : `Hint (${this.shownHints + 1} of ${n})`;
+  }
+
+  nextHint() {
+    if (this.shownHints >= this.hints.length) return;
+    const h = this.hints[this.shownHints++];
+    h.hidden = false;
+    h.setAttribute("tabindex", "-1");
+    h.focus({ preventScroll: false });
+    this.updateHintButton();
+  }
+
+  showSolution() {
+    if (!this.solution.hidden) { this.solution.focus(); return; }
+    if (!window.confirm("Show the reference solution? Trying once more, or a hint, teaches more.")) return;
+    this.solution.hidden = false;
+    this.solution.setAttribute("tabindex", "-1");
+    this.solution.focus();
+    progress.put(this.id, { sawSolution: true });
+  }
+
+  markLine(line) {
+    if (!line || line > this.view.state.doc.lines) return null;
+    const at = this.view.state.doc.line(line);
+    this.view.dispatch({ effects: setBad.of(at.from), selection: { anchor: at.from }, scrollIntoView: true });
+    return at;
+  }
+
+  clearLine() { this.view.dispatch({ effects: setBad.of(null) }); }
+
+  lineButton(line) {
+    return el("button", { type: "button", onclick: () => { this.markLine(line); this.view.focus(); } }, `Go to line ${line}`);
+  }
+
+  showRun(r) {
+    if (!r.ok) {
+      this.say(`Run failed: ${r.message}`, "fail");
+      if (r.line) { this.markLine(r.line); this.results.append(this.lineButton(r.line)); }
+      return;
+    }
+    this.say(`Ran at size ${r.size} in ${num(r.ms)} ms.`);
+    const out = Object.entries(r.outputs).map(([k, v]) =>
+      `${k} = [${v.join(", ")}${r.lengths[k] > v.length ? ", …" : ""}]`).join("\n");
+    this.results.append(el("p", { class: "exercise-subhead" }, `Output, launch ${r.launch}`), el("pre", {}, out));
+    this.results.append(this.linesTable(r.lines, `Counts per line at size ${r.size}`));
+  }
+
+  showCheck(r) {
+    const verdict = r.passed ? `Passed: ${r.message}.` : `Not yet: ${r.message}`;
+    this.say(verdict, r.passed ? "pass" : "fail");
+    if (r.passed) {
+      this.section.classList.add("solved");
+      progress.put(this.id, { solved: true, solvedAt: new Date().toISOString() });
+    }
+    if (r.line) { this.markLine(r.line); this.results.append(this.lineButton(r.line)); }
+    if (r.sizes && r.sizes.length) {
+      const list = el("ul", { class: "exercise-sizes", "aria-label": "Sizes tried" });
+      for (const s of r.sizes) list.append(el("li", { class: s.ok ? "ok" : "bad" }, `n = ${s.size} ${s.ok ? "✓" : "✗"}`));
+      this.results.append(el("p", { class: "exercise-subhead" }, "Sizes tried"), list);
+    }
+    if (r.stage === "mismatch" && r.element) {
+      this.results.append(el("p", {}, `At size ${r.size}, ${r.element}: expected ${num(r.expected)}, got ${typeof r.got === "number" ? num(r.got) : r.got}.`));
+    }
+    if (r.budgets && r.budgets.length) {
+      const t = el("table", {}, el("caption", {}, `Budgets at size ${r.measure}`),
+        el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "Budget"), el("th", { scope: "col" }, "Measured"),
+                                 el("th", { scope: "col" }, "Limit"), el("th", { scope: "col" }, "Met"))));
+      const body = el("tbody");
+      for (const b of r.budgets) {
+        body.append(el("tr", {}, el("td", {}, el("code", {}, b.budget)), el("td", {}, num(b.measured)),
+                               el("td", {}, `${b.op} ${num(b.limit)}`), el("td", { class: b.ok ? "yes" : "no" }, b.ok ? "yes" : "no")));
+      }
+      t.append(body);
+      this.results.append(el("div", { class: "exercise-table-wrap", tabindex: "0", role: "region", "aria-label": "Budgets" }, t));
+    }
+    if (r.lines && r.lines.length) this.results.append(this.linesTable(r.lines, `Counts per line at size ${r.measure}`));
+    if (r.point) {
+      const ref = this.data.reference || {};
+      this.results.append(el("p", { class: "exercise-subhead" }, r.point.flops > 0 ? "On the roofline" : "HBM traffic"),
+        el("div", { class: "exercise-roof" }, roofline(r.point, ref.point, ref.minimum)));
+    }
+  }
+
+  linesTable(rows, caption) {
+    const used = LINE_COLUMNS.filter(([k]) => rows.some((r) => r[k]));
+    const head = el("tr", {}, el("th", { scope: "col" }, "Line"), el("th", { scope: "col" }, "Code"),
+      ...used.map(([, label]) => el("th", { scope: "col" }, label)));
+    const body = el("tbody");
+    for (const r of rows) {
+      body.append(el("tr", {}, el("td", {}, String(r.line)), el("td", { class: "src" }, r.source),
+        ...used.map(([k]) => el("td", {}, num(r[k])))));
+    }
+    const t = el("table", {}, el("caption", {}, caption), el("thead", {}, head), body);
+    return el("div", { class: "exercise-table-wrap", tabindex: "0", role: "region", "aria-label": caption }, t);
+  }
+}
+
+// ------------------------------------------------------------------ start
+const made = new WeakSet();
+function enhance(section) {
+  if (made.has(section)) return;
+  made.add(section);
+  try { new Exercise(section); } catch (err) {
+    const s = section.querySelector(".exercise-status");
+    if (s) s.textContent = `This exercise could not start: ${err.message}`;
+    console.error(err);
+  }
+}
+document.querySelectorAll("section.exercise").forEach(enhance);
+// Python starts as soon as the first exercise is near: the reader's first Check finds it ready.
+if (document.querySelector("section.exercise")) startWorker();
+window.BookExercises = { progress, restartWorker: () => restartWorker("restart") };

@@ -1,0 +1,1058 @@
+"""Exercises: a reader's kernel checked on the simulator, with exact counts (issue #29).
+
+An exercise (format: README, "Exercises"; /work/notes/exercise-format.md) is a fenced div in a
+chapter holding a statement, a starter kernel, hints, a reference solution and a *check*: a
+block of Python that says which sizes to try, how to make the inputs, what the outputs must be,
+the launch shape, and the budgets (``"sectors_per_request <= 4"``) the kernel must meet. This
+module
+
+* reads exercises out of a chapter's source (``read_exercises``: a small fenced-div reader,
+  with each part's line in the file);
+* validates a check without running it (``validate``: unknown keys, missing parts, budget
+  names and grammar, each with its line);
+* runs a reader's kernel text through ``calc.warpsim`` (``run_code`` for the Run button,
+  ``check_code`` for Check): correctness at every size first (the first mismatch: size, array,
+  index, expected and got), then each budget at the measured size with the figure beside the
+  limit. Errors carry the reader's own line numbers. Results are plain data, JSON-ready, for the
+  page (the browser runs this same file in Pyodide).
+
+Pure standard library plus calc; runs in CPython and Pyodide.
+"""
+from __future__ import annotations
+
+import ast
+import math
+import operator
+import random
+import re
+import time
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from . import warpsim
+
+# ------------------------------------------------------------------ the check's vocabulary
+
+# key -> (required, "def" for a function or "value")
+KEYS = {
+    "sizes": (True, "value"),
+    "inputs": (True, "def"),
+    "launch_shape": (True, "def"),
+    "expected": (True, "def"),
+    "budgets": (True, "value"),
+    "measure": (False, "value"),
+    "run": (False, "value"),
+    "minimum": (False, "def"),
+    "kernel": (False, "value"),
+    "tolerance": (False, "value"),
+    "seed": (False, "value"),
+    "device": (False, "value"),
+    "dtype": (False, "value"),
+    "l2_bytes": (False, "value"),
+    "max_steps": (False, "value"),
+    "time_limit": (False, "value"),
+}
+
+_COUNT_NAMES = tuple(warpsim.Counts().as_dict()) + ("sectors_per_request",)
+_DERIVED = ("load_sectors_per_request", "store_sectors_per_request", "max_sectors_per_request",
+            "max_bank_conflicts")
+_REPORT_NAMES = ("hbm_bytes", "hbm_read_bytes", "hbm_write_bytes", "intensity", "time_s")
+BUDGET_NAMES = _COUNT_NAMES + _DERIVED + _REPORT_NAMES
+
+_OPS = {"<=": operator.le, "<": operator.lt, "==": operator.eq, ">=": operator.ge, ">": operator.gt}
+_BUDGET = re.compile(r"^\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*(?P<op><=|>=|==|<|>)\s*(?P<expr>.+?)\s*$")
+_EXPR_NAMES = {"minimum", "reference"}
+
+DEFAULTS = {"tolerance": 1e-4, "device": "a100-sxm-40gb", "dtype": "fp32", "l2_bytes": None,
+            "max_steps": 2_000_000, "time_limit": 10, "kernel": None}
+
+
+class ExerciseError(Exception):
+    """A problem with an exercise's source (the author's side), with its line in the file."""
+
+    def __init__(self, message: str, line: Optional[int] = None, path: Optional[str] = None):
+        super().__init__(message)
+        self.message, self.line, self.path = message, line, path
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}: " if self.path and self.line else (
+            f"line {self.line}: " if self.line else "")
+        return where + self.message
+
+
+# ------------------------------------------------------------------ reading a chapter
+
+_FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})\s*(?P<info>.*)$")
+_DIV_OPEN = re.compile(r"^ {0,3}(?P<colons>:{3,})\s*(?P<info>\{[^}]*\}|[A-Za-z][\w-]*)\s*:*\s*$")
+_DIV_CLOSE = re.compile(r"^ {0,3}:{3,}\s*$")
+_ATTR = re.compile(r'(?P<key>[A-Za-z_][\w-]*)=(?:"(?P<dq>[^"]*)"|\'(?P<sq>[^\']*)\'|(?P<bare>\S+))'
+                   r'|#(?P<id>[\w:.-]+)|\.(?P<cls>[\w-]+)')
+
+
+def parse_attrs(info: str) -> tuple:
+    """Pandoc attributes ``{#id .class key="value"}`` (or a bare class word) -> (id, classes, attrs)."""
+    info = info.strip()
+    if not info.startswith("{"):
+        return "", [info] if info else [], {}
+    ident, classes, attrs = "", [], {}
+    for m in _ATTR.finditer(info[1:-1]):
+        if m.group("id"):
+            ident = m.group("id")
+        elif m.group("cls"):
+            classes.append(m.group("cls"))
+        else:
+            attrs[m.group("key")] = next(g for g in (m.group("dq"), m.group("sq"), m.group("bare")) if g is not None)
+    return ident, classes, attrs
+
+
+@dataclass
+class Block:
+    """A fenced div or code block of the source: kind "div" or "code", its attributes, the
+    line of its opening fence (1-based), its body lines, and (divs) its children in order."""
+    kind: str
+    ident: str
+    classes: list
+    attrs: dict
+    line: int
+    text: str = ""          # code: the code; div: the raw markdown inside
+    children: list = field(default_factory=list)
+    end: int = 0            # line of the closing fence
+
+
+def parse_blocks(text: str) -> list:
+    """The source's top-level fenced divs and code blocks (nested divs as children)."""
+    lines = text.split("\n")
+    root = Block("div", "", [], {}, 0)
+    stack = [root]
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        m = _FENCE.match(line)
+        if m:
+            fence = m.group("fence")
+            info = m.group("info").strip()
+            j = i + 1
+            close = re.compile(r"^ {0,3}" + re.escape(fence[0]) + "{" + str(len(fence)) + r",}\s*$")
+            while j < len(lines) and not close.match(lines[j]):
+                j += 1
+            if info.startswith("{") and not info.startswith("{="):
+                ident, classes, attrs = parse_attrs(info)
+            else:
+                ident, classes, attrs = "", ([info.split()[0]] if info else []), {}
+            stack[-1].children.append(Block("code", ident, classes, attrs, i + 1,
+                                            "\n".join(lines[i + 1:j]), end=j + 1))
+            i = j + 1
+            continue
+        m = _DIV_OPEN.match(line)
+        if m:
+            ident, classes, attrs = parse_attrs(m.group("info"))
+            div = Block("div", ident, classes, attrs, i + 1)
+            div._start = i + 1  # type: ignore[attr-defined]
+            stack[-1].children.append(div)
+            stack.append(div)
+        elif _DIV_CLOSE.match(line) and len(stack) > 1:
+            div = stack.pop()
+            div.end = i + 1
+            div.text = "\n".join(lines[div.line:i])
+        i += 1
+    return root.children
+
+
+def _walk(blocks):
+    for b in blocks:
+        yield b
+        if b.kind == "div":
+            yield from _walk(b.children)
+
+
+@dataclass
+class Exercise:
+    """One exercise as written: where it is and its parts (code with the line of its first line)."""
+    id: str
+    path: str
+    line: int
+    title: str
+    statement: str
+    starter: Optional[str] = None
+    starter_line: Optional[int] = None
+    hints: list = field(default_factory=list)          # markdown of each hint
+    hint_lines: list = field(default_factory=list)
+    solution: Optional[str] = None
+    solution_line: Optional[int] = None
+    explanation: str = ""
+    check: Optional[str] = None
+    check_line: Optional[int] = None                    # line of the check's first code line
+    problems: list = field(default_factory=list)        # (line, message) found while reading
+
+    def where(self, line: Optional[int] = None) -> str:
+        return f"{self.path}:{line or self.line}"
+
+
+_HEADING = re.compile(r"^#{1,6}\s+(?P<t>.+?)\s*(\{[^}]*\})?\s*$")
+
+
+def _exercise(div: Block, path: str) -> Exercise:
+    ex = Exercise(div.ident, path, div.line, div.attrs.get("title", ""), "")
+    if not div.ident.startswith("ex-"):
+        ex.problems.append((div.line, f"an exercise needs an id starting with 'ex-' ({{.exercise #ex-...}}), "
+                                      f"got {('#' + div.ident) if div.ident else 'none'}"))
+    allowed = {"title"}
+    for k in div.attrs:
+        if k not in allowed:
+            ex.problems.append((div.line, f"unknown attribute {k}= on exercise #{div.ident} (known: title)"))
+    # the statement: the div's own markdown outside nested blocks
+    lines = div.text.split("\n")
+    skip = set()
+    for child in div.children:
+        skip.update(range(child.line, (child.end or child.line) + 1))
+    own = [lines[k] for k in range(len(lines)) if (div.line + 1 + k) not in skip]
+    statement = "\n".join(own).strip()
+    if not ex.title:
+        for ln in own:
+            h = _HEADING.match(ln)
+            if h:
+                ex.title = h.group("t").strip()
+                break
+    ex.title = ex.title or "Exercise"
+    ex.statement = statement
+    starters, solutions, checks = [], [], []
+    for child in div.children:
+        cls = child.classes
+        if child.kind == "code" and "starter" in cls:
+            starters.append(child)
+        elif child.kind == "code" and "check" in cls:
+            checks.append(child)
+        elif child.kind == "div" and "hint" in cls:
+            ex.hints.append(child.text.strip())
+            ex.hint_lines.append(child.line)
+        elif child.kind == "div" and "solution" in cls:
+            solutions.append(child)
+        elif child.kind == "div" and "exercise" in cls:
+            ex.problems.append((child.line, "an exercise cannot hold another exercise"))
+        if child.kind == "div" and ("hint" in cls or "solution" in cls):
+            owner = child.attrs.get("exercise")
+            if owner is not None and owner != div.ident:
+                ex.problems.append((child.line, f"exercise=\"{owner}\" inside exercise #{div.ident}: "
+                                                f"they must be the same"))
+    for name, found in (("starter (```{.python .starter})", starters), ("solution (::: {.solution})", solutions),
+                        ("check (```{.python .check})", checks)):
+        if not found:
+            ex.problems.append((div.line, f"exercise #{div.ident} has no {name}"))
+        elif len(found) > 1:
+            ex.problems.append((found[1].line, f"exercise #{div.ident} has more than one {name}"))
+    if not 1 <= len(ex.hints) <= 3:
+        ex.problems.append((div.line, f"exercise #{div.ident} has {len(ex.hints)} hints; write 1 to 3 "
+                                      f"(::: {{.hint}})"))
+    if starters:
+        ex.starter, ex.starter_line = starters[0].text, starters[0].line + 1
+    if checks:
+        ex.check, ex.check_line = checks[0].text, checks[0].line + 1
+    if solutions:
+        sol = solutions[0]
+        codes = [c for c in sol.children if c.kind == "code" and "python" in c.classes]
+        if not codes:
+            ex.problems.append((sol.line, f"the solution of #{div.ident} holds no ```{{.python}} code block "
+                                          f"(its first one is the reference kernel)"))
+        else:
+            ex.solution, ex.solution_line = codes[0].text, codes[0].line + 1
+            sl = sol.text.split("\n")
+            after = codes[0].end - sol.line  # index in sol.text lines after the code block
+            ex.explanation = "\n".join(sl[after:]).strip()
+    return ex
+
+
+def read_exercises(text: str, path: str = "<source>") -> list:
+    """Every ``::: {.exercise}`` div of a chapter's source, in order."""
+    return [_exercise(b, path) for b in _walk(parse_blocks(text))
+            if b.kind == "div" and "exercise" in b.classes]
+
+
+def read_book(root=".", chapters: Optional[list] = None) -> list:
+    """Exercises of the book's chapters (paths relative to ``root``; default: every
+    ``chapters/*.qmd``, sorted) in book order."""
+    import os
+    if chapters is None:
+        folder = os.path.join(root, "chapters")
+        chapters = sorted(os.path.join("chapters", f) for f in os.listdir(folder) if f.endswith(".qmd"))
+    out = []
+    for rel in chapters:
+        with open(os.path.join(root, rel), encoding="utf-8") as f:
+            out.extend(read_exercises(f.read(), rel))
+    return out
+
+
+# ------------------------------------------------------------------ validation (nothing run)
+
+def _parse_budget(text: str) -> tuple:
+    """(name, op, expression ast) of a budget string; ValueError with the reason."""
+    m = _BUDGET.match(text)
+    if not m:
+        raise ValueError(f"budget {text!r} is not NAME OP EXPR (OP one of <= < == >= >)")
+    name, op, expr = m.group("name"), m.group("op"), m.group("expr")
+    if name not in BUDGET_NAMES:
+        close = [n for n in BUDGET_NAMES if name in n or n in name][:3]
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise ValueError(f"unknown budget name {name!r} in {text!r}{hint} (names: calc.exercises.BUDGET_NAMES)")
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError:
+        raise ValueError(f"budget {text!r}: {expr!r} is not an expression") from None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            if node.id not in _EXPR_NAMES:
+                raise ValueError(f"budget {text!r}: unknown name {node.id!r} (a limit may use numbers, "
+                                 f"'minimum' and 'reference')")
+        elif not isinstance(node, (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Load,
+                                   ast.Add, ast.Sub, ast.Mult, ast.Div, ast.USub, ast.UAdd)):
+            raise ValueError(f"budget {text!r}: only numbers, + - * / and 'minimum', 'reference' are allowed")
+        if isinstance(node, ast.Constant) and not isinstance(node.value, (int, float)):
+            raise ValueError(f"budget {text!r}: {node.value!r} is not a number")
+    return name, op, tree
+
+
+def validate_check(source: str, first_line: int = 1) -> list:
+    """Problems of a check block, as (line in the file, message), found without running it."""
+    off = first_line - 1
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as e:
+        return [((e.lineno or 1) + off, f"the check does not parse: {e.msg}")]
+    problems, seen = [], {}
+    for node in tree.body:
+        line = node.lineno + off
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            continue  # a docstring or comment string
+        if isinstance(node, ast.FunctionDef):
+            name, kind = node.name, "def"
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name, kind = node.targets[0].id, "value"
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            name, kind = node.target.id, "value"
+        else:
+            problems.append((line, "a check holds only imports, keys (name = value, def name) and "
+                                   "helpers named _...; found " + type(node).__name__))
+            continue
+        if name.startswith("_"):
+            continue
+        if name not in KEYS:
+            close = [k for k in KEYS if k in name or name in k][:2]
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            problems.append((line, f"unknown key {name!r}{hint} (known: {', '.join(KEYS)})"))
+            continue
+        want = KEYS[name][1]
+        if want == "def" and kind != "def" and not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda)):
+            problems.append((line, f"{name!r} must be a function (def {name}(...):)"))
+        if want == "value" and kind == "def":
+            problems.append((line, f"{name!r} is a value, not a function"))
+        if name in seen:
+            problems.append((line, f"key {name!r} is set twice (first on line {seen[name]})"))
+        seen[name] = line
+        if name == "budgets" and kind == "value":
+            value = node.value
+            if not isinstance(value, (ast.List, ast.Tuple)):
+                problems.append((line, "budgets must be a list of strings, e.g. [\"bank_conflicts == 0\"]"))
+                continue
+            for elt in value.elts:
+                if not (isinstance(elt, ast.Constant) and isinstance(elt.value, str)):
+                    problems.append((elt.lineno + off, "each budget is a string, e.g. \"sectors_per_request <= 4\""))
+                    continue
+                try:
+                    _, _, expr = _parse_budget(elt.value)
+                except ValueError as e:
+                    problems.append((elt.lineno + off, str(e)))
+                    continue
+                if any(isinstance(n, ast.Name) and n.id == "minimum" for n in ast.walk(expr)):
+                    seen.setdefault("_uses_minimum", elt.lineno + off)
+        if name == "sizes" and kind == "value":
+            if not isinstance(node.value, (ast.List, ast.Tuple)) or not node.value.elts:
+                problems.append((line, "sizes must be a non-empty list, e.g. [1, 31, 33, 1000, 4096]"))
+            else:
+                try:
+                    ast.literal_eval(node.value)
+                except ValueError:
+                    problems.append((line, "sizes must be literal ints or tuples of ints"))
+    for key, (required, _) in KEYS.items():
+        if required and key not in seen:
+            problems.append((first_line, f"the check has no {key!r} (required keys: "
+                                         f"{', '.join(k for k, (r, _) in KEYS.items() if r)})"))
+    if "_uses_minimum" in seen and "minimum" not in seen:
+        problems.append((seen["_uses_minimum"], "a budget uses 'minimum' but the check defines no minimum(n)"))
+    return problems
+
+
+def validate(ex: Exercise) -> list:
+    """Every problem of an exercise as (line in its file, message), without running anything."""
+    problems = list(ex.problems)
+    if ex.check is not None:
+        problems += validate_check(ex.check, ex.check_line)
+    for what, code, line in (("starter", ex.starter, ex.starter_line), ("solution", ex.solution, ex.solution_line)):
+        if code is None:
+            continue
+        try:
+            compile(code, f"<{what}>", "exec")
+        except SyntaxError as e:
+            problems.append(((e.lineno or 1) + line - 1, f"the {what} does not parse: {e.msg}"))
+    return sorted(problems)
+
+
+def validate_book(exercises: list) -> list:
+    """Problems of every exercise plus duplicate ids, as (path, line, message)."""
+    out, ids = [], {}
+    for ex in exercises:
+        out += [(ex.path, line, msg) for line, msg in validate(ex)]
+        if ex.id in ids:
+            out.append((ex.path, ex.line, f"exercise id #{ex.id} is used twice (first at {ids[ex.id]})"))
+        ids.setdefault(ex.id, ex.where())
+    return out
+
+
+# ------------------------------------------------------------------ the spec, loaded
+
+@dataclass
+class Spec:
+    """A check, run: its keys with defaults filled in."""
+    id: str
+    sizes: list
+    inputs: Callable
+    launch_shape: Callable
+    expected: Callable
+    budgets: list           # (text, name, op, expression ast)
+    measure: Any
+    run: Any
+    minimum: Optional[Callable]
+    kernel: Optional[str]
+    tolerance: float
+    seed: int
+    device: str
+    dtype: str
+    l2_bytes: Optional[int]
+    max_steps: int
+    time_limit: float
+
+
+def _size_key(n) -> int:
+    return math.prod(n) if isinstance(n, (tuple, list)) else int(n)
+
+
+def load_spec(source: str, exercise_id: str = "ex", first_line: int = 1, path: str = "<check>") -> Spec:
+    """Run a check block's definitions (after validating them) -> Spec. ExerciseError on a problem."""
+    problems = validate_check(source, first_line)
+    if problems:
+        line, msg = problems[0]
+        raise ExerciseError(msg, line, path)
+    ns: dict = {name: getattr(warpsim, name) for name in warpsim.KERNEL_NAMES}
+    ns.update(Array=warpsim.Array, math=math, __name__="__check__")
+    code = compile("\n" * (first_line - 1) + source, path, "exec")
+    try:
+        exec(code, ns)
+    except Exception as e:
+        raise ExerciseError(f"the check raised {type(e).__name__}: {e}", _tb_line(e, path), path) from e
+    d = dict(DEFAULTS)
+    d.update({k: ns[k] for k in KEYS if k in ns})
+    sizes = [tuple(s) if isinstance(s, list) else s for s in d["sizes"]]
+    measure = d.get("measure", max(sizes, key=_size_key))
+    if measure not in sizes:
+        raise ExerciseError(f"measure = {measure!r} is not one of sizes", first_line, path)
+    run = d.get("run")
+    if run is None:
+        big = [s for s in sizes if _size_key(s) > 1]
+        run = min(big, key=_size_key) if big else sizes[0]
+    budgets = [(t, *_parse_budget(t)) for t in d["budgets"]]
+    seed = d.get("seed")
+    if seed is None:
+        seed = zlib.crc32(exercise_id.encode())
+    return Spec(exercise_id, sizes, d["inputs"], d["launch_shape"], d["expected"], budgets, measure, run,
+                d.get("minimum"), d["kernel"], float(d["tolerance"]), int(seed), d["device"], d["dtype"],
+                d["l2_bytes"], int(d["max_steps"]), float(d["time_limit"]))
+
+
+def spec_of(ex: Exercise) -> Spec:
+    if ex.check is None:
+        raise ExerciseError(f"exercise #{ex.id} has no check", ex.line, ex.path)
+    return load_spec(ex.check, ex.id, ex.check_line, ex.path)
+
+
+def _tb_line(e: BaseException, filename: str) -> Optional[int]:
+    line, tb = None, e.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+# ------------------------------------------------------------------ running a kernel
+
+def _rng(spec: Spec, n) -> random.Random:
+    return random.Random(f"{spec.seed}:{n!r}")
+
+
+def _inputs(spec: Spec, n) -> tuple:
+    args = spec.inputs(n, _rng(spec, n))
+    return tuple(args) if isinstance(args, (tuple, list)) else (args,)
+
+
+def _launch(kernel, spec: Spec, n, args):
+    grid, block = spec.launch_shape(n)
+    kw = {"device": spec.device, "max_steps": spec.max_steps}
+    if spec.l2_bytes is not None:
+        kw["l2_bytes"] = spec.l2_bytes
+    return warpsim.launch(kernel, grid, block, args=args, **kw)
+
+
+def _fmt_size(n) -> str:
+    if isinstance(n, tuple):
+        return " × ".join(f"{v:,}" for v in n)
+    return f"{n:,}"
+
+
+_READER = "<your kernel>"
+
+
+def _reader_line(e: BaseException) -> Optional[int]:
+    """The reader's line in an error's traceback (the deepest frame of their code)."""
+    line, tb = None, e.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == _READER:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+def _kernel_error(e: warpsim.KernelError, n=None) -> dict:
+    # The line from the traceback when the reader's code is in it: in the browser's runtime the
+    # simulator's own frames carry another file name than its __file__, and e.line named a
+    # line of warpsim.py (see /work/notes/sim-requests.md); the traceback is right in both.
+    line = e.line
+    found = _reader_line(e)
+    text = str(e)
+    if found is not None and found != line:
+        text = (re.sub(r"^line \d+", f"line {found}", text) if line is not None
+                else f"line {found}, {text}" if e.thread is not None else f"line {found}: {text}")
+        line = found
+    out = {"stage": "error", "kind": type(e).__name__, "line": line, "message": text,
+           "detail": e.message}
+    if n is not None:
+        out["size"] = _fmt_size(n)
+        out["message"] = f"size {_fmt_size(n)}: {text}"
+    if isinstance(e, warpsim.KernelSyntaxError) and e.line:
+        out["message"] = f"line {e.line}: {e.message}"
+    return out
+
+
+def compile_reader(code: str, spec: Spec):
+    """The reader's kernel, or a result dict describing why it does not compile."""
+    try:
+        return warpsim.compile_kernel(code, spec.kernel, filename=_READER), None
+    except warpsim.KernelError as e:
+        return None, _kernel_error(e)
+
+
+def _close(got, want, tol: float) -> bool:
+    if isinstance(want, (tuple, list)):
+        return isinstance(got, (tuple, list)) and len(got) == len(want) and all(
+            _close(g, w, tol) for g, w in zip(got, want))
+    if got is warpsim.POISON:
+        return False
+    try:
+        if isinstance(want, float) or isinstance(got, float):
+            if math.isnan(want):
+                return isinstance(got, float) and math.isnan(got)
+            return abs(got - want) <= tol * max(1.0, abs(want))
+        return got == want
+    except TypeError:
+        return False
+
+
+def _show(v) -> Any:
+    if v is warpsim.POISON:
+        return "never written"
+    if isinstance(v, float):
+        return float(f"{v:.7g}") if math.isfinite(v) else str(v)
+    if isinstance(v, (int, str)) or v is None:
+        return v
+    return repr(v)
+
+
+def _index_text(arr: warpsim.Array, flat: int) -> str:
+    if len(arr.shape) == 1:
+        return f"{arr.name}[{flat}]"
+    idx, rest = [], flat
+    for s in arr.shape[::-1]:
+        idx.append(rest % s)
+        rest //= s
+    return f"{arr.name}[{', '.join(map(str, idx[::-1]))}]"
+
+
+def _compare(spec: Spec, n, report, want: dict) -> Optional[dict]:
+    for name, values in want.items():
+        arr = report.arrays.get(name)
+        if arr is None:
+            return {"stage": "mismatch", "message": f"size {_fmt_size(n)}: the check expects an array {name!r}, "
+                                                     f"which the launch does not have", "size": _fmt_size(n)}
+        values = list(values)
+        if len(values) != len(arr.data):
+            raise ExerciseError(f"expected() gave {len(values)} values for {name}, which holds {len(arr.data)}")
+        if arr.data == values:      # exactly equal (a copy, integer results): no element-wise pass
+            continue
+        for k, (g, w) in enumerate(zip(arr.data, values)):
+            if not _close(g, w, spec.tolerance):
+                where = _index_text(arr, k)
+                got = "was never written" if g is warpsim.POISON else f"is {_show(g)}"
+                line = _writer_line(report, arr, k)
+                said = f" (written by line {line})" if line and g is not warpsim.POISON else ""
+                return {"stage": "mismatch", "size": _fmt_size(n), "array": name, "index": k,
+                        "element": where, "expected": _show(w), "got": _show(g), "line": line,
+                        "message": f"size {_fmt_size(n)}: {where} {got}, expected {_show(w)}{said}"}
+    return None
+
+
+def _writer_line(report, arr, flat: int) -> Optional[int]:
+    """The kernel line of the last store to ``arr[flat]`` (None if none stored there)."""
+    line = None
+    for ins in report.record:
+        if ins.kind in ("st", "atom") and ins.array is arr and flat in ins.index:
+            line = ins.line
+    return line
+
+
+def _finite(x):
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def figures(report, spec: Spec, names=None) -> dict:
+    """Every budget figure of a launch (or those in ``names``): the totals, the derived ones, HBM and roofline."""
+    t = report.totals
+    out = t.as_dict()
+    out["sectors_per_request"] = t.sectors_per_request
+    out["load_sectors_per_request"] = t.load_sectors / t.global_loads if t.global_loads else 0.0
+    out["store_sectors_per_request"] = t.store_sectors / t.global_stores if t.global_stores else 0.0
+    want = set(names) if names is not None else set(BUDGET_NAMES)
+    if "max_sectors_per_request" in want:
+        out["max_sectors_per_request"] = max((len(warpsim.sectors_of(i)) for i in report.record
+                                              if i.space == "global"), default=0)
+    if "max_bank_conflicts" in want:
+        worst = 0
+        for i in report.record:
+            if i.space == "shared":
+                c = warpsim.counts_of(i)
+                worst = max(worst, c.bank_conflicts)
+        out["max_bank_conflicts"] = worst
+    tr = report.traffic
+    roof = report.roofline(spec.device, spec.dtype)
+    out.update(hbm_bytes=tr.hbm_bytes, hbm_read_bytes=tr.read_bytes, hbm_write_bytes=tr.write_bytes,
+               intensity=roof.intensity, time_s=roof.time_s)
+    return out
+
+
+def point(report, spec: Spec) -> dict:
+    """The launch on the roofline: intensity (FLOP/B), attainable FLOP/s, and the roofs."""
+    roof = report.roofline(spec.device, spec.dtype)
+    return {"device": roof.device, "dtype": spec.dtype, "flops": roof.flops, "hbm_bytes": roof.hbm_bytes,
+            "intensity": _finite(roof.intensity), "time_s": roof.time_s,
+            "flops_per_s": roof.flops / roof.time_s if roof.time_s else 0.0,
+            "peak_flops": roof.peak_flops, "mem_bw": roof.mem_bw, "bound": roof.bound}
+
+
+def _eval_limit(expr, minimum, reference):
+    env = {"minimum": minimum, "reference": reference}
+
+    def ev(node):
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            v = env[node.id]
+            if v is None:
+                raise ExerciseError(f"the budget uses {node.id!r}, which is not known here")
+            return v
+        if isinstance(node, ast.UnaryOp):
+            v = ev(node.operand)
+            return -v if isinstance(node.op, ast.USub) else v
+        a, b = ev(node.left), ev(node.right)
+        return {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+                ast.Div: operator.truediv}[type(node.op)](a, b)
+    return ev(expr)
+
+
+def measure_code(code: str, spec: Spec) -> dict:
+    """Launch ``code`` once at the measure size: its figures, per-line table and roofline point
+    (the reference's side of a check; no comparison of outputs)."""
+    kernel, err = compile_reader(code, spec)
+    if err:
+        raise ExerciseError(f"the code does not compile: {err['message']}")
+    args = _inputs(spec, spec.measure)
+    report = _launch(kernel, spec, spec.measure, args)
+    return {"figures": {k: _finite(v) for k, v in figures(report, spec).items()},
+            "lines": report.table(), "point": point(report, spec),
+            "minimum": spec.minimum(spec.measure) if spec.minimum else None}
+
+
+def check_code(code: str, spec: Spec, reference: Optional[dict] = None, ref_code: Optional[str] = None) -> dict:
+    """Check a reader's kernel: correctness at every size, then the budgets at the measure size.
+
+    ``reference``: the reference's ``measure_code`` result (the page has it from the build);
+    else it is measured from ``ref_code`` when a budget needs it. Returns plain data:
+    ``passed`` (bool), ``stage`` ("compile", "error", "mismatch", "budget", "passed"), ``message``,
+    ``line`` (the reader's line, when known), ``sizes`` (each size tried, ok and ms), ``budgets``
+    (text, name, measured, limit, ok), ``lines`` (per-line counts at the measure size), ``point``
+    and ``reference_point`` (the roofline), ``ms`` (the check's time)."""
+    t0 = time.perf_counter()
+    result: dict = {"passed": False, "stage": "compile", "message": "", "line": None, "sizes": [],
+                    "budgets": [], "lines": [], "point": None,
+                    "reference_point": reference.get("point") if reference else None,
+                    "measure": _fmt_size(spec.measure)}
+    kernel, err = compile_reader(code, spec)
+    if err:
+        result.update(err)
+        result["stage"] = "compile"
+        result["ms"] = (time.perf_counter() - t0) * 1e3
+        return result
+    measured = None
+    for n in spec.sizes:
+        s0 = time.perf_counter()
+        args = _inputs(spec, n)
+        want = spec.expected(n, *args)
+        try:
+            report = _launch(kernel, spec, n, args)
+        except warpsim.KernelError as e:
+            result.update(_kernel_error(e, n))
+            result["sizes"].append({"size": _fmt_size(n), "ok": False, "ms": (time.perf_counter() - s0) * 1e3})
+            break
+        bad = _compare(spec, n, report, want)
+        result["sizes"].append({"size": _fmt_size(n), "ok": bad is None, "ms": (time.perf_counter() - s0) * 1e3})
+        if bad:
+            result.update(bad)
+            break
+        if n == spec.measure:
+            measured = report
+    else:
+        names = {b[1] for b in spec.budgets}
+        figs = figures(measured, spec, names)
+        result["lines"] = measured.table()
+        result["point"] = point(measured, spec)
+        result["totals"] = {k: _finite(v) for k, v in figs.items()}
+        needs_ref = any("reference" in ast.dump(b[3]) for b in spec.budgets)
+        if needs_ref and reference is None and ref_code is not None:
+            reference = measure_code(ref_code, spec)
+            result["reference_point"] = reference["point"]
+        minimum = spec.minimum(spec.measure) if spec.minimum else None
+        failed = []
+        for text, name, op, expr in spec.budgets:
+            ref_fig = reference["figures"].get(name) if reference else None
+            limit = _eval_limit(expr, minimum, ref_fig)
+            value = figs[name]
+            ok = _OPS[op](value, limit) if value is not None else False
+            row = {"budget": text, "name": name, "op": op, "measured": _finite(_show(value) if isinstance(value, float) else value),
+                   "limit": _finite(_show(limit) if isinstance(limit, float) else limit), "ok": ok}
+            result["budgets"].append(row)
+            if not ok:
+                failed.append(row)
+        if failed:
+            result["stage"] = "budget"
+            result["message"] = "correct at every size, but " + "; ".join(
+                f"{r['name']} is {_num(r['measured'])}, the budget is {r['op']} {_num(r['limit'])}" for r in failed)
+            worst = _worst_line(measured, failed[0]["name"])
+            if worst:
+                result["line"] = worst
+                result["message"] += f" (most of it on line {worst})"
+        else:
+            result["passed"] = True
+            result["stage"] = "passed"
+            result["message"] = (f"correct at all {len(spec.sizes)} sizes"
+                                 + (f", and within every budget at size {_fmt_size(spec.measure)}" if spec.budgets else ""))
+    result["ms"] = (time.perf_counter() - t0) * 1e3
+    return result
+
+
+_LINE_FIELD = {"sectors_per_request": "sectors", "load_sectors_per_request": "load_sectors",
+               "store_sectors_per_request": "store_sectors", "max_sectors_per_request": "sectors",
+               "bank_conflicts": "bank_conflicts", "max_bank_conflicts": "bank_conflicts",
+               "hbm_bytes": "sectors", "hbm_read_bytes": "load_sectors", "hbm_write_bytes": "store_sectors",
+               "bytes_moved": "sectors", "efficiency": "sectors", "time_s": "sectors", "intensity": "sectors"}
+
+
+def _worst_line(report, name: str) -> Optional[int]:
+    """The kernel line contributing most to a failed budget's figure (None if it has no per-line share)."""
+    fld = _LINE_FIELD.get(name, name)
+    best, line = 0, None
+    for ln, c in report.per_line.items():
+        v = c.as_dict().get(fld)
+        if isinstance(v, (int, float)) and v > best:
+            best, line = v, ln
+    return line
+
+
+def _num(v) -> str:
+    if isinstance(v, float):
+        return f"{v:,.3g}" if abs(v) < 1000 else f"{v:,.0f}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return str(v)
+
+
+def run_code(code: str, spec: Spec, n=None) -> dict:
+    """The Run button: launch at the ``run`` size and print the output arrays (or the error)."""
+    n = spec.run if n is None else n
+    t0 = time.perf_counter()
+    kernel, err = compile_reader(code, spec)
+    if err:
+        err["ms"] = (time.perf_counter() - t0) * 1e3
+        return {"ok": False, **err}
+    args = _inputs(spec, n)
+    want = spec.expected(n, *args)
+    try:
+        report = _launch(kernel, spec, n, args)
+    except warpsim.KernelError as e:
+        return {"ok": False, **_kernel_error(e, n), "ms": (time.perf_counter() - t0) * 1e3}
+    outputs = {name: [_show(v) for v in report.arrays[name].data[:64]] for name in want if name in report.arrays}
+    lengths = {name: len(report.arrays[name].data) for name in outputs}
+    grid, block = report.grid, report.block
+    return {"ok": True, "size": _fmt_size(n), "outputs": outputs, "lengths": lengths,
+            "launch": f"<<<({grid.x}, {grid.y}, {grid.z}), ({block.x}, {block.y}, {block.z})>>>",
+            "lines": report.table(), "point": point(report, spec),
+            "message": f"ran at size {_fmt_size(n)}: " + ", ".join(
+                f"{k} = [{', '.join(map(str, v[:8]))}{', ...' if lengths[k] > 8 else ''}]" for k, v in outputs.items()),
+            "ms": (time.perf_counter() - t0) * 1e3}
+
+
+# ------------------------------------------------------------------ the build's honesty
+
+def verify(ex: Exercise) -> list:
+    """What the build requires of an exercise: its reference passes its own check, its starter
+    fails it. Returns (line, message) problems (empty: fine)."""
+    problems = validate(ex)
+    if problems:
+        return problems
+    try:
+        spec = spec_of(ex)
+    except ExerciseError as e:
+        return [(e.line or ex.check_line, e.message)]
+    ref = check_code(ex.solution, spec, ref_code=ex.solution)
+    out = []
+    if not ref["passed"]:
+        rl = ref.get("line")
+        line = ex.solution_line + rl - 1 if rl else ex.solution_line
+        out.append((line, f"the reference solution of #{ex.id} fails its own check: {ref['message']}"))
+    starter = check_code(ex.starter, spec, ref_code=ex.solution)
+    if starter["passed"]:
+        out.append((ex.starter_line, f"the starter of #{ex.id} passes the check: the exercise would teach "
+                                     f"nothing (make it wrong, or slower than a budget allows)"))
+    return out
+
+
+def page_data(ex: Exercise) -> dict:
+    """What the page needs for one exercise (JSON-ready): ids, the check's source and its first
+    line, the starter, the reference's measured figures and roofline point, the time limit."""
+    spec = spec_of(ex)
+    ref = measure_code(ex.solution, spec)
+    return {"id": ex.id, "title": ex.title, "check": ex.check, "starter": ex.starter,
+            "time_limit": spec.time_limit, "reference": ref, "measure": _fmt_size(spec.measure),
+            "run": _fmt_size(spec.run), "budgets": [b[0] for b in spec.budgets]}
+
+
+# ------------------------------------------------------------------ the Solutions appendix
+
+_CHAPTER_ENTRY = re.compile(r"^\s*-\s+(?P<path>chapters/[\w./-]+\.qmd)\s*$")
+
+
+def book_chapters(root=".") -> list:
+    """The chapters listed in the book's ``_quarto.yml``, in book order (their ``- chapters/x.qmd``
+    lines; standard library only, as the browser's calc has no YAML reader)."""
+    import os
+    with open(os.path.join(root, "_quarto.yml"), encoding="utf-8") as f:
+        return [m.group("path") for ln in f if (m := _CHAPTER_ENTRY.match(ln))]
+
+
+_SHOWN = (("global_loads", "global loads (requests)"), ("global_stores", "global stores (requests)"),
+          ("sectors_per_request", "sectors per request"), ("shared_requests", "shared-memory requests"),
+          ("bank_conflicts", "bank conflicts (extra wavefronts)"), ("divergent", "divergent warp instructions"),
+          ("flops", "FLOPs"), ("hbm_bytes", "HBM bytes"), ("intensity", "FLOP per HBM byte"))
+
+
+def _cell(v) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    return _num(v)
+
+
+def solutions_markdown(root=".", exercises: Optional[list] = None) -> str:
+    """The Solutions appendix: per exercise, its reference kernel, the budgets it meets with the
+    measured figures, and its counts at the measured size, all from the simulator now. Raises
+    ExerciseError (file:line) when an exercise fails the build's rule (``verify``)."""
+    import os
+    if exercises is None:
+        exercises = read_book(root, book_chapters(root))
+    out = []
+    for ex in exercises:
+        problems = verify(ex)
+        if problems:
+            line, msg = problems[0]
+            raise ExerciseError(msg, line, ex.path)
+        spec = spec_of(ex)
+        r = check_code(ex.solution, spec, ref_code=ex.solution)
+        page = os.path.splitext(ex.path)[0] + ".qmd"
+        title = re.sub(r"^Exercise:\s*", "", ex.title)
+        title = title[:1].upper() + title[1:]
+        out.append(f"## {title} {{#sec-sol-{ex.id[3:]}}}\n")
+        out.append(f"[The exercise](../{page}#{ex.id}). Its reference kernel:\n")
+        out.append("```{.python}\n" + ex.solution.rstrip() + "\n```\n")
+        if r["budgets"]:
+            rows = ["| Budget | Measured | Limit | Met |", "|:--|--:|--:|:--|"]
+            for b in r["budgets"]:
+                rows.append(f"| `{b['budget']}` | {_cell(b['measured'])} | {_cell(b['limit'])} | {_cell(b['ok'])} |")
+            out.append(f"The budgets, at size {_fmt_size(spec.measure)}:\n\n" + "\n".join(rows) + "\n")
+        t = r["totals"]
+        rows = ["| Count | Value |", "|:--|--:|"]
+        rows += [f"| {label} | {_cell(t.get(name))} |" for name, label in _SHOWN
+                 if t.get(name) not in (None, 0) or name in ("hbm_bytes", "global_loads")]
+        if spec.minimum:
+            rows.append(f"| least possible (the check's minimum) | {_cell(spec.minimum(spec.measure))} |")
+        out.append(f"Its counts at size {_fmt_size(spec.measure)}, from `calc.warpsim` "
+                   f"(correct at all {len(spec.sizes)} sizes of the check):\n\n" + "\n".join(rows) + "\n")
+    return "\n".join(out)
+
+
+def progress_html(root=".") -> str:
+    """The index page's "Your exercises" block: one line per chapter with exercises (its title,
+    a link, "k of n solved" filled in by assets/js/exercise-progress.js from the reader's own
+    browser storage), and Export, Import and Reset buttons. HTML only; nothing leaves the browser."""
+    import html
+    import os
+    rows = []
+    for path in book_chapters(root):
+        with open(os.path.join(root, path), encoding="utf-8") as f:
+            text = f.read()
+        exs = read_exercises(text, path)
+        if not exs:
+            continue
+        title = next((m.group("t") for ln in text.split("\n") if (m := re.match(r"^#\s+(?P<t>.+?)\s*(\{[^}]*\})?\s*$", ln))), path)
+        ids = " ".join(ex.id for ex in exs)
+        href = os.path.splitext(path)[0] + ".html"
+        rows.append(f'<li data-exercises="{html.escape(ids)}"><a href="{html.escape(href)}">{html.escape(title)}</a>: '
+                    f'<span class="exercise-progress-count">{len(exs)} '
+                    f'{"exercise" if len(exs) == 1 else "exercises"}</span></li>')
+    return ('<section class="exercise-progress" aria-labelledby="exercise-progress-title">\n'
+            '<link rel="stylesheet" href="assets/css/exercises.css">\n'
+            '<p id="exercise-progress-title"><strong>Your exercises</strong> (kept in this browser only)</p>\n'
+            '<ul>\n' + "\n".join(rows) + '\n</ul>\n'
+            '<div class="exercise-progress-actions">'
+            '<button type="button" class="exercise-export">Export my progress</button>'
+            '<button type="button" class="exercise-import-open">Import progress</button>'
+            '<input type="file" class="exercise-import" accept="application/json,.json" hidden '
+            'aria-label="A progress file exported from this book">'
+            '<button type="button" class="exercise-reset-all">Reset all exercises</button></div>\n'
+            '<p class="exercise-progress-status" role="status" aria-live="polite"></p>\n'
+            '<script defer src="assets/js/exercise-progress.js"></script>\n</section>')
+
+
+# ------------------------------------------------------------------ the page's worker
+
+_SPECS: dict = {}
+
+
+def _cached_spec(ex: dict) -> Spec:
+    key = (ex["id"], ex["check"])
+    spec = _SPECS.get(key)
+    if spec is None:
+        spec = _SPECS[key] = load_spec(ex["check"], ex["id"], 1, f"<check of {ex['id']}>")
+    return spec
+
+
+def handle(request: str) -> str:
+    """The browser's entry point (one call per Run or Check, JSON in and out).
+
+    ``{"op": "check" | "run", "code": the reader's text, "exercise": the page data of
+    ``page_data``}`` -> ``check_code``'s or ``run_code``'s result, or ``{"stage": "internal",
+    "message": ...}`` when the exercise itself is broken (the build should have caught it)."""
+    import gc
+    import json
+    req = json.loads(request)
+    ex = req["exercise"]
+    # No cyclic collection during a Check: a launch makes tens of thousands of records, and the
+    # collector's passes over them took up to half of a Check in Pyodide. The page's worker
+    # collects after posting the answer, while the reader reads it.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        spec = _cached_spec(ex)
+        if req["op"] == "run":
+            out = run_code(req["code"], spec)
+        else:
+            out = check_code(req["code"], spec, reference=ex.get("reference"))
+    except ExerciseError as e:
+        out = {"passed": False, "ok": False, "stage": "internal", "message": str(e), "line": None}
+    finally:
+        if enabled:
+            gc.enable()
+    return json.dumps(out, default=str, allow_nan=False)
+
+
+def _selftest() -> None:
+    """What the page does, once, small: the browser runtime's build (widgets/prep_runtime.mjs) runs
+    this so that every standard-library module an exercise needs is in the shipped archive."""
+    import json
+    text = ('::: {.exercise #ex-selftest}\nCopy.\n\n```{.python .starter}\ndef k(A, B, n):\n    pass\n```\n\n'
+            '::: {.hint}\nIndex.\n:::\n\n::: {.solution}\n```{.python}\ndef k(A, B, n):\n'
+            '    i = blockIdx.x * blockDim.x + threadIdx.x\n    if i < n:\n        B[i] = A[i]\n```\n:::\n\n'
+            '```{.python .check}\nsizes = [1, 33]\n\ndef inputs(n, rng):\n'
+            '    return (Array("A", [rng.random() for _ in range(n)]), Array("B", n), n)\n\n'
+            'def launch_shape(n):\n    return ((n + 31) // 32,), 32\n\n'
+            'def expected(n, A, B, _n):\n    return {"B": list(A.data)}\n\n'
+            'budgets = ["sectors_per_request <= 4", "global_loads <= reference"]\n```\n:::\n')
+    ex = read_exercises(text, "selftest.qmd")[0]
+    assert not validate(ex), validate(ex)
+    data = {"id": ex.id, "check": ex.check, "reference": measure_code(ex.solution, spec_of(ex))}
+    good = json.loads(handle(json.dumps({"op": "check", "code": ex.solution, "exercise": data})))
+    bad = json.loads(handle(json.dumps({"op": "check", "code": ex.starter, "exercise": data})))
+    ran = json.loads(handle(json.dumps({"op": "run", "code": ex.solution, "exercise": data})))
+    assert good["passed"] and not bad["passed"] and ran["ok"], (good, bad, ran)
+
+
+# ------------------------------------------------------------------ command line
+
+def _main(argv=None) -> int:
+    """``python3 -m calc.exercises page <chapter.qmd>``: verify the chapter's exercises (the
+    reference passes, the starter fails; problems as ``file:line: message`` on stderr, exit 1)
+    and print their page data as JSON. ``python3 -m calc.exercises verify [chapter ...]``: the
+    same checks for the book (default: every chapter), no data printed."""
+    import json
+    import sys
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] not in ("page", "verify"):
+        print(_main.__doc__, file=sys.stderr)
+        return 2
+    cmd, files = args[0], [a for a in args[1:] if not a.startswith("--")]
+    if cmd == "page" and len(files) != 1:
+        print("usage: python3 -m calc.exercises page <chapter.qmd>", file=sys.stderr)
+        return 2
+    exercises = read_book(".", files or None)
+    problems = [(ex.path, line, msg) for ex in exercises for line, msg in verify(ex)]
+    seen: dict = {}
+    for ex in exercises:
+        if ex.id in seen:
+            problems.append((ex.path, ex.line, f"exercise id #{ex.id} is used twice (first at {seen[ex.id]})"))
+        seen.setdefault(ex.id, ex.where())
+    if problems and "--errors-as-json" in args:
+        # for filters/exercise.lua: Pandoc's pipe does not pass stderr on, so the problems come as data
+        print(json.dumps({"errors": [[p, ln, m] for p, ln, m in problems]}))
+        return 0
+    for path, line, msg in problems:
+        print(f"{path}:{line}: {msg}", file=sys.stderr)
+    if problems:
+        return 1
+    if cmd == "page":
+        print(json.dumps({ex.id: page_data(ex) for ex in exercises}, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())

@@ -1,0 +1,221 @@
+"""Exercises in the built book, in Chromium at 1440 px and at 390 px with touch (issue #29): the
+editor loads only when the reader reaches an exercise; a wrong kernel is told what is wrong and
+where; the reference passes with its budgets, counts and roofline/bytes figure; a reload keeps the
+code and the solved state; Stop ends a `while True: pass` kernel and the page stays usable;
+hints open one at a time, Start over hides them, the solution waits for a confirmation; the index
+page's progress line counts what this browser solved; axe finds nothing on a checked exercise."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from a11y_site import AXE, CONFIGS, serve  # noqa: E402  (same folder)
+
+pytestmark = pytest.mark.browser
+CHAPTER = "chapters/gpu.html"
+EX = "#ex-coalesced-copy"
+TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]
+
+WRONG = """def copy(A, B, n):
+    i = blockIdx.x * blockDim.x + threadIdx.x
+    if i < n - 1:
+        B[i] = A[i]
+"""
+OUT_OF_BOUNDS = """def copy(A, B, n):
+    i = blockIdx.x * blockDim.x + threadIdx.x
+    B[i] = A[i]
+"""
+REFERENCE = """def copy(A, B, n):
+    i = blockIdx.x * blockDim.x + threadIdx.x
+    if i < n:
+        B[i] = A[i]
+"""
+FOREVER = """def copy(A, B, n):
+    while True:
+        pass
+"""
+
+
+@pytest.fixture(scope="module")
+def book(built_book):
+    server = serve(built_book)
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+
+
+def open_page(chromium, url, config):
+    context = chromium.new_context(**CONFIGS[config])
+    context.set_default_timeout(60000)          # the first Check boots Python (seconds on 2 loaded cores)
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    requests = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(url, wait_until="load")
+    return context, page, errors, requests
+
+
+def press(page, locator, touch):
+    if touch:
+        locator.tap()
+    else:
+        locator.click()
+
+
+def reach(page):
+    page.locator(EX).scroll_into_view_if_needed()
+    page.wait_for_selector(f"{EX} .cm-content")
+    page.wait_for_function(f"!document.querySelector('{EX} .exercise-check').disabled")
+
+
+def type_code(page, code, touch):
+    content = page.locator(f"{EX} .cm-content")
+    press(page, content, touch)
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Delete")
+    page.keyboard.insert_text(code)
+    page.wait_for_function("""(code) => [...document.querySelectorAll('#ex-coalesced-copy .cm-line')]
+        .map((l) => l.textContent).join('\\n').trim() === code.trim()""", arg=code)
+
+
+def editor_text(page):
+    return page.evaluate(f"[...document.querySelectorAll('{EX} .cm-line')].map((l) => l.textContent).join('\\n')")
+
+
+def message(page):
+    return page.locator(f"{EX} .exercise-message").inner_text()
+
+
+def check(page, touch, expect):
+    press(page, page.locator(f"{EX} .exercise-check"), touch)
+    page.wait_for_function(f"/^(Passed|Not yet)/.test(document.querySelector('{EX} .exercise-message').textContent)")
+    text = message(page)
+    assert text.startswith(expect), text
+    return text
+
+
+@pytest.mark.parametrize("config", ["desktop-light", "phone-light"])
+def test_wrong_then_right_then_reload(chromium, book, config):
+    touch = config.startswith("phone")
+    context, page, errors, requests = open_page(chromium, book + CHAPTER, config)
+    try:
+        # nothing of the editor or of Python before the reader comes near the exercise
+        assert not [u for u in requests if re.search(r"editor\.js|exercises\.js|pyodide|widgets-worker", u)], requests
+        reach(page)
+        assert "def copy" in editor_text(page)
+        # a kernel that misses the last element: the element, expected and got, the size
+        type_code(page, WRONG, touch)
+        text = check(page, touch, "Not yet")
+        assert re.search(r"size 1: B\[0\] was never written, expected -?\d", text), text
+        # an unguarded one: the reader's own line, and the editor marks it
+        type_code(page, OUT_OF_BOUNDS, touch)
+        text = check(page, touch, "Not yet")
+        assert "line 3" in text and "outside global array A" in text, text
+        assert page.locator(f"{EX} .cm-line.exercise-bad-line").inner_text().strip() == "B[i] = A[i]"
+        # the starter: correct, but its budget says which figure is wrong and where
+        press(page, page.locator(f"{EX} .exercise-reset"), touch)
+        text = check(page, touch, "Not yet")
+        assert "sectors_per_request is 32, the budget is <= 4" in text and "line 4" in text, text
+        rows = page.locator(f"{EX} .exercise-results table").first.locator("tbody tr")
+        assert rows.first.locator("td").nth(1).inner_text() == "32"
+        # the reference passes, with budgets, per-line counts and the bytes figure
+        type_code(page, REFERENCE, touch)
+        check(page, touch, "Passed")
+        budgets = page.locator(f"{EX} .exercise-results table").first
+        assert budgets.locator("tbody tr").first.locator("td").nth(1).inner_text() == "4"
+        assert budgets.locator("td.no").count() == 0
+        lines = page.locator(f"{EX} .exercise-results table").nth(1)
+        assert "B[i] = A[i]" in lines.inner_text()
+        fig = page.locator(f"{EX} .exercise-roof svg")
+        assert "HBM bytes: yours 32,768, reference 32,768, least possible 32,768" in fig.get_attribute("aria-label")
+        assert page.locator(f"{EX}.solved").count() == 1
+        # the reader's screen: nothing wider than the phone
+        if touch:
+            assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        page.reload(wait_until="load")
+        reach(page)
+        assert editor_text(page).strip() == REFERENCE.strip()
+        assert page.locator(f"{EX}.solved").count() == 1
+        # the index page counts it
+        page.goto(book + "index.html", wait_until="load")
+        page.wait_for_function("document.querySelector('.exercise-progress-count').textContent.includes('solved')")
+        assert page.locator(".exercise-progress li", has_text="Inside a GPU").inner_text().endswith("1 of 1 solved")
+    finally:
+        context.close()
+    assert not errors, errors
+
+
+def test_stop_ends_a_runaway_kernel_and_the_page_stays_usable(chromium, book):
+    context, page, errors, _ = open_page(chromium, book + CHAPTER, "desktop-light")
+    try:
+        reach(page)
+        type_code(page, FOREVER, False)
+        page.locator(f"{EX} .exercise-run").click()
+        page.wait_for_function(f"!document.querySelector('{EX} .exercise-stop').disabled")
+        page.wait_for_function(f"document.querySelector('{EX} .exercise-message').textContent.startsWith('Running')")
+        # the page answers while the kernel spins (the worker, not the page, is busy)
+        assert page.evaluate("1 + 1") == 2
+        page.locator(f"{EX} .exercise-stop").click()
+        assert message(page).startswith("Stopped")
+        assert page.locator(f"{EX} .exercise-run").is_enabled()
+        type_code(page, REFERENCE, False)
+        page.locator(f"{EX} .exercise-run").click()
+        page.wait_for_function(f"document.querySelector('{EX} .exercise-message').textContent.startsWith('Ran at size')")
+        assert "B = [" in page.locator(f"{EX} .exercise-results pre").inner_text()
+    finally:
+        context.close()
+    assert not errors, errors
+
+
+def test_hints_one_at_a_time_start_over_and_a_confirmed_solution(chromium, book):
+    context, page, errors, _ = open_page(chromium, book + CHAPTER, "desktop-light")
+    try:
+        reach(page)
+        hints = page.locator(f"{EX} .exercise-hint")
+        assert hints.count() == 2 and not hints.nth(0).is_visible()
+        nxt = page.locator(f"{EX} .exercise-hint-next")
+        nxt.click()
+        assert hints.nth(0).is_visible() and not hints.nth(1).is_visible()
+        nxt.click()
+        assert hints.nth(1).is_visible() and nxt.is_disabled()
+        type_code(page, "def copy(A, B, n):\n    pass\n", False)
+        page.locator(f"{EX} .exercise-reset").click()
+        assert not hints.nth(0).is_visible() and not hints.nth(1).is_visible() and nxt.is_enabled()
+        assert "threadIdx.x * gridDim.x" in editor_text(page)
+        solution = page.locator(f"{EX} .exercise-solution")
+        page.once("dialog", lambda d: d.dismiss())
+        page.locator(f"{EX} .exercise-show-solution").click()
+        assert not solution.is_visible()
+        page.once("dialog", lambda d: d.accept())
+        page.locator(f"{EX} .exercise-show-solution").click()
+        assert solution.is_visible()
+        # keyboard: Escape then Tab leaves the editor for the next control
+        page.locator(f"{EX} .cm-content").click()
+        page.keyboard.press("Tab")
+        assert page.evaluate("document.activeElement.classList.contains('cm-content')")
+        page.keyboard.press("Escape")
+        page.keyboard.press("Tab")
+        assert not page.evaluate("document.activeElement.classList.contains('cm-content')")
+    finally:
+        context.close()
+    assert not errors, errors
+
+
+@pytest.mark.parametrize("config", list(CONFIGS))
+def test_no_axe_violations_on_a_checked_exercise(chromium, book, config):
+    context, page, errors, _ = open_page(chromium, book + CHAPTER, config)
+    try:
+        reach(page)
+        page.locator(f"{EX} .exercise-hint-next").click()
+        check(page, False, "Not yet")
+        page.add_script_tag(path=str(AXE))
+        found = page.evaluate("""async (tags) => {
+          const r = await axe.run(document.querySelector('#ex-coalesced-copy'),
+                                  { runOnly: { type: "tag", values: tags }, resultTypes: ["violations"] });
+          return r.violations.map((v) => v.id + ": " + v.nodes.map((n) => n.target.join(" ")).join(", "));
+        }""", TAGS)
+        assert found == []
+    finally:
+        context.close()
+    assert not errors, errors
