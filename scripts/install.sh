@@ -22,4 +22,4 @@ fi
 
 python3 -m pip install -q --disable-pip-version-check -r requirements.txt 2>&1 | grep -v "Running pip as the 'root' user" || true
 python3 -c "import pypandoc, zmq, ipykernel, typst, starlette, playwright, rich" # fail loudly if pip did not deliver
-[ -d node_modules/pyodide ] && [ -d node_modules/katex ] && [ -d node_modules/pagefind ] && [ -d node_modules/axe-core ] || npm install --no-audit --no-fund --loglevel=error  # npm 11 `ci` rejects this lock over optional per-platform pagefind binaries; install follows the lock
+[ -d node_modules/pyodide ] && [ -d node_modules/katex ] && [ -d node_modules/pagefind ] && [ -d node_modules/axe-core ] && [ -d node_modules/assemblyscript ] || npm install --no-audit --no-fund --loglevel=error  # npm 11 `ci` rejects this lock over optional per-platform pagefind binaries; install follows the lock
