@@ -15,7 +15,12 @@
     const v = x / p[0];
     return `${v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)} ${p[1]}${unit}`;
   };
-  const pct = (f) => `${si(f.lo, f.unit)} – ${si(f.hi, f.unit)}`;
+  // The spread as "107–775 MB/s": both ends in the median's prefix.
+  const pct = (f) => {
+    const p = [[1e15, "P"], [1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"], [1, ""]].find(([v]) => f.median >= v) || [1, ""];
+    const n = (x) => { const v = x / p[0]; return v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2); };
+    return `${n(f.lo)}–${n(f.hi)} ${p[1]}${f.unit}`;
+  };
   const mib = (b) => `${Math.round(b / 2 ** 20)} MiB`;
   const el = (tag, props = {}, ...kids) => { const e = Object.assign(document.createElement(tag), props); e.append(...kids); return e; };
 
@@ -38,7 +43,8 @@
     return el("div", { className: "device-probe-scroll", tabIndex: 0 }, t);
   }
   const row = (label, f) => [label, si(f.median, f.unit), pct(f), String(f.n)];
-  const HEAD = ["Figure", "Median", "Spread (slowest – fastest batch)", "Batches"];
+  const HEAD = ["Figure", "Median", "Spread", "Batches"];
+  const SPREAD = "Spread: the slowest and the fastest batch.";
 
   function gpuMessage(r) {
     switch (r.gpuStatus) {
@@ -66,12 +72,15 @@
         `The WebGPU adapter is a software one (${name}): a CPU emulating a GPU. Its figures are shown below, but they are not a GPU's, and the widgets do not offer it as your GPU.`));
       const rows = [row("Read", g.read), row("Write", g.write), row("Copy (read + write)", g.copy), row("FP32 FMA", g.fma32)];
       if (g.fma16) rows.push(row("FP16 FMA (shader-f16)", g.fma16));
-      out.append(table(`GPU through WebGPU: ${name}. Arrays of ${mib(g.bytes)}; bandwidth counts every byte read or written.`, rows, HEAD));
-      out.append(table("GPU strided read: useful bytes per second (4 per read) when neighbouring threads read words this far apart. Stride 1 is coalesced; the fall with stride is what coalescing saves.",
-        g.strided.map((s) => [`stride ${s.stride}`, si(s.median, s.unit), pct(s), String(s.n)]), ["Stride (words)", "Median", "Spread (slowest – fastest batch)", "Batches"]));
+      out.append(el("p", {}, `Arrays of ${mib(g.bytes)}; bandwidth counts every byte read or written. ${SPREAD}`));
+      out.append(table(`GPU through WebGPU: ${name}`, rows, HEAD));
+      out.append(el("p", {}, "The strided read: useful bytes per second (4 per read) when neighbouring threads read words this far apart. Stride 1 is coalesced; the fall with the stride is what coalescing saves."));
+      out.append(table("GPU strided read",
+        g.strided.map((s) => [`stride ${s.stride}`, si(s.median, s.unit), pct(s), String(s.n)]), ["Stride (words)", "Median", "Spread", "Batches"]));
     }
     const c = r.cpu;
-    out.append(table(`CPU through WebAssembly SIMD, one thread. Arrays of ${mib(c.bytes)}, larger than a last-level cache.`,
+    out.append(el("p", {}, `Arrays of ${mib(c.bytes)}, ${c.bytes >= 64 * 2 ** 20 ? "larger than a last-level cache" : "small enough to stay in a cache (quick test mode): not main memory's bandwidth"}. ${SPREAD}`));
+    out.append(table("CPU through WebAssembly SIMD, one thread",
       [row("Read", c.read), row("Write", c.write), row("Copy (read + write)", c.copy),
        row(c.fma.fused ? "FP32 FMA (relaxed SIMD, fused)" : "FP32 multiply + add (SIMD)", c.fma)], HEAD));
     if (compare && devs.length) {

@@ -106,13 +106,18 @@
       const peakKey = d.peaks.fp16 ? "fp16" : "fp32";
       const peak = d.peaks[peakKey].value, bw = d.specs.mem_bw.value;
       const cells = [
-        `${d.label}, ${day(d.measured.date)}; not a specification`,
-        `${si(bw, "B/s")} measured`,
+        `${d.label.replace(" (measured in this browser)", "")}: measured in this browser on ${day(d.measured.date)}, not a specification`,
+        si(bw, "B/s"),
         "—",
-        `${si(peak, "FLOP/s")} measured ${peakKey === "fp16" ? "FP16" : "FP32"} FMA, not a Tensor Core peak`,
-        `${(peak / bw).toPrecision(3)} FLOP/B (${peakKey === "fp16" ? "FP16" : "FP32"})`,
+        `${si(peak, "FLOP/s")} ${peakKey === "fp16" ? "FP16" : "FP32"} FMA`,
+        `${(peak / bw).toPrecision(3)} FLOP/B`,
       ].slice(0, cols);
-      for (const text of cells) { const td = document.createElement("td"); td.textContent = text; tr.append(td); }
+      const model = body.rows[0] ? [...body.rows[0].cells] : [];   // the table's own alignment per column
+      cells.forEach((text, i) => {
+        const td = document.createElement("td"); td.textContent = text;
+        if (model[i] && model[i].style.textAlign) td.style.textAlign = model[i].style.textAlign;
+        tr.append(td);
+      });
       body.append(tr);
     }
     const note = document.getElementById("measured-device-note");
