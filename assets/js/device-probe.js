@@ -65,18 +65,21 @@
     out.append(el("p", { className: "device-probe-when" }, `Measured in this browser on ${r.date.slice(0, 10)}, in ${(r.elapsedMs / 1000).toFixed(1)} s${r.quick ? " (quick test mode: short batches, small arrays)" : ""}. These are measurements, not specifications.`));
     const msg = gpuMessage(r);
     if (msg) out.append(el("p", { className: "device-probe-note" }, msg));
-    if (r.gpu) {
+    if (r.gpu && r.gpu.read) {
       const g = r.gpu, a = g.adapter || {};
       const name = [a.description, a.vendor, a.architecture].filter(Boolean).join(", ") || "the browser does not name it";
       if (g.software) out.append(el("p", { className: "device-probe-note" },
         `The WebGPU adapter is a software one (${name}): a CPU emulating a GPU. Its figures are shown below, but they are not a GPU's, and the widgets do not offer it as your GPU.`));
-      const rows = [row("Read", g.read), row("Write", g.write), row("Copy (read + write)", g.copy), row("FP32 FMA", g.fma32)];
-      if (g.fma16) rows.push(row("FP16 FMA (shader-f16)", g.fma16));
+      if (g.stopped) out.append(el("p", { className: "device-probe-note" }, `The GPU part stopped early: ${g.stopped}. The figures it had measured are below.`));
+      const rows = [["Read", g.read], ["Write", g.write], ["Copy (read + write)", g.copy], ["FP32 FMA", g.fma32], ["FP16 FMA (shader-f16)", g.fma16]]
+        .filter(([, f]) => f).map(([label, f]) => row(label, f));
       out.append(el("p", {}, `Arrays of ${mib(g.bytes)}; bandwidth counts every byte read or written. ${SPREAD}`));
       out.append(table(`GPU through WebGPU: ${name}`, rows, HEAD));
-      out.append(el("p", {}, "The strided read: useful bytes per second (4 per read) when neighbouring threads read words this far apart. Stride 1 is coalesced; the fall with the stride is what coalescing saves."));
-      out.append(table("GPU strided read",
-        g.strided.map((s) => [`stride ${s.stride}`, si(s.median, s.unit), pct(s), String(s.n)]), ["Stride (words)", "Median", "Spread", "Batches"]));
+      if (g.strided && g.strided.length) {
+        out.append(el("p", {}, "The strided read: useful bytes per second (4 per read) when neighbouring threads read words this far apart. Stride 1 is coalesced; the fall with the stride is what coalescing saves."));
+        out.append(table("GPU strided read",
+          g.strided.map((s) => [`stride ${s.stride}`, si(s.median, s.unit), pct(s), String(s.n)]), ["Stride (words)", "Median", "Spread", "Batches"]));
+      }
     }
     const c = r.cpu;
     out.append(el("p", {}, `Arrays of ${mib(c.bytes)}, ${c.bytes >= 64 * 2 ** 20 ? "larger than a last-level cache" : "small enough to stay in a cache (quick test mode): not main memory's bandwidth"}. ${SPREAD}`));
