@@ -55,6 +55,13 @@ async function measure(batch, capMs = CFG.capMs) {
 const scale = (f, k, unit) => ({ median: f.median * k, lo: f.lo * k, hi: f.hi * k, n: f.n, unit });
 
 // ------------------------------------------------------------------------------------------ CPU
+// A host that sends .wasm without application/wasm breaks instantiateStreaming: then the bytes.
+async function load(url, imports) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  if ((response.headers.get("content-type") || "").startsWith("application/wasm")) return WebAssembly.instantiateStreaming(response, imports);
+  return WebAssembly.instantiate(await response.arrayBuffer(), imports);
+}
 async function cpuProbe(urls, step) {
   // One memory for two arrays (copy reads one, writes the other), as large as the browser gives,
   // from 2 × 256 MiB down: larger than any CPU's last-level cache from 2 × 32 MiB.
@@ -63,11 +70,11 @@ async function cpuProbe(urls, step) {
     try { memory = new WebAssembly.Memory({ initial: (2 * bytes) / 65536 + 1 }); break; } catch { memory = null; }
   }
   if (!memory) throw new Error("could not allocate memory for the CPU probe");
-  const { instance } = await WebAssembly.instantiateStreaming(fetch(urls.wasm), { env: { memory } });
+  const { instance } = await load(urls.wasm, { env: { memory } });
   const k = instance.exports, a = 65536, b = a + bytes;
   let fma = k.madd, fused = false;
   try {   // relaxed SIMD's fused multiply-add, where the browser has it
-    const r = await WebAssembly.instantiateStreaming(fetch(urls.relaxed), {});
+    const r = await load(urls.relaxed, {});
     fma = r.instance.exports.fma; fused = true;
   } catch { /* base SIMD: separate multiply and add */ }
   k.write(a, bytes, 1, 1.0); k.write(b, bytes, 1, 1.0);   // touch every page before timing
