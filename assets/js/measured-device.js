@@ -14,7 +14,8 @@
 //                                specs: {mem_bw: {value, unit: "B/s", note}},
 //                                peaks: {fp32: {value, unit: "FLOP/s", note}, fp16?: {...}}}
 //   BookDevice.device(name)     one of them by name, or null
-//   window event "bookdevice:change"   after save or clear, here or in another tab
+//   window event "bookdevice:change"   after save or clear, here or in another tab, and once when
+//                               this script runs if a device is stored
 // Nothing here leaves the browser.
 (() => {
   "use strict";
@@ -126,6 +127,9 @@
 
   window.BookDevice = { KEY, EVENT, get, save, clear, devices, device };
   addEventListener(EVENT, appendixRows);
+  // widgets-host.js loads async and may have mounted its widgets before this deferred script ran:
+  // it adds the stored devices to their lists on this event, as after a measurement.
+  if (get()) dispatchEvent(new CustomEvent(EVENT, { detail: get() }));
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", appendixRows, { once: true });
   else appendixRows();
 })();
