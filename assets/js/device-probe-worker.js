@@ -1,7 +1,8 @@
 // The device probe's worker: measures this browser's GPU (WebGPU) and CPU (WebAssembly SIMD).
 // Started by device-probe.js when the reader presses its button, never on its own.
 //
-//   page -> worker  {type: "run", wasm: URL, relaxed: URL, gpu: bool, why: "save-data" | "none" (no GPU), quick: bool}
+//   page -> worker  {type: "run", wasm: URL, relaxed: URL, gpu: bool, why: "save-data" | "none" (no GPU), quick: bool,
+//                    gpuCapMs: number (quick only: the GPU part's time cap, for the tests)}
 //   worker -> page  {type: "progress", done, total, label}
 //                   {type: "result", result}      result: see `run` below (BookDevice stores it)
 //                   {type: "failed", message}
@@ -10,7 +11,8 @@
 // enough to beat the browser's coarse timers (performance.now() around the work; for the GPU
 // around queue.submit() and onSubmittedWorkDone(), since timestamp queries are often missing),
 // after a warm-up batch, the batch is grown until it lasts targetMs; then batches are repeated until
-// the last five agree within 3 % or the figure's time cap is spent (at least five in all). A figure is the median rate with the slowest and
+// the last five agree within 3 % or the figure's time cap is spent (at least five in all). Read,
+// write and copy are measured in turn, a batch of each per round, so that they see the same load. A figure is the median rate with the slowest and
 // fastest batch as its spread. `quick` (the tests) shrinks arrays, batches and caps: the same code.
 "use strict";
 
@@ -21,7 +23,7 @@ function settings(quick, software = false) {
   if (quick) return { targetMs: 4, capMs: 60, strideCapMs: 30, minSamples: 3, maxSamples: 5, cpuBytes: 4 * MiB, gpuBytes: MiB,
     gpuGroups: 16, fmaIters: 32, fmaGroups: 4, gpuDeadlineMs: 60000 };
   const full = { targetMs: 100, capMs: 1100, strideCapMs: 450, minSamples: 5, maxSamples: 15, cpuBytes: 256 * MiB, gpuBytes: 256 * MiB,
-    gpuGroups: 4096, fmaIters: 1024, fmaGroups: 1024, gpuDeadlineMs: 8500 };
+    gpuGroups: 4096, fmaIters: 1024, fmaGroups: 1024, gpuDeadlineMs: 8000 };
   // A software adapter (a CPU emulating a GPU) reads a few hundred MB/s: small arrays, or one
   // batch alone would take seconds. Its figures are not a GPU's anyway.
   return software ? { ...full, gpuBytes: 8 * MiB, gpuGroups: 64, fmaIters: 64, fmaGroups: 16 } : full;
@@ -31,27 +33,39 @@ const sleep0 = () => new Promise((r) => setTimeout(r, 0));
 
 // Time `batch(n)` (n units of work, returns milliseconds), growing n until a batch lasts targetMs,
 // then sampling until stable or capMs. Returns {median, lo, hi, n: batches} in units per second.
-async function measure(batch, capMs = CFG.capMs) {
+async function calibrate(batch) {
   await batch(1);                                       // warm-up (compilation, first touch): not counted
-  const start = performance.now();
   let n = 1, ms = await batch(1);
   while (ms < CFG.targetMs && n < 1 << 24) {
     n = Math.max(n * 2, Math.ceil(n * CFG.targetMs / Math.max(ms, 0.05) * 1.1));
     ms = await batch(n);
   }
-  const rates = [n / ms * 1000];                        // the batch that reached the target counts
-  while (rates.length < CFG.minSamples || (rates.length < CFG.maxSamples && performance.now() - start < capMs)) {
-    rates.push(n / (await batch(n)) * 1000);
-    if (rates.length >= CFG.minSamples) {
-      const last = rates.slice(-CFG.minSamples), lo = Math.min(...last), hi = Math.max(...last);
-      if ((hi - lo) / hi < 0.03) break;
-    }
-    await sleep0();
-  }
+  return { n, first: n / ms * 1000 };                   // the batch that reached the target counts
+}
+const stable = (rates) => {
+  if (rates.length < CFG.minSamples) return false;
+  const last = rates.slice(-CFG.minSamples), lo = Math.min(...last), hi = Math.max(...last);
+  return (hi - lo) / hi < 0.03;
+};
+function summary(rates) {
   const sorted = [...rates].sort((a, b) => a - b), mid = sorted.length >> 1;
   const median = sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
   return { median, lo: sorted[0], hi: sorted[sorted.length - 1], n: rates.length };
 }
+// Several figures measured in turn, a batch of each per round (read, write and copy see the same
+// moments of a busy machine, so that they can be compared), until each is stable or the cap.
+async function measureMany(batches, capMs) {
+  const cal = [];
+  for (const b of batches) cal.push(await calibrate(b));
+  const start = performance.now(), rates = cal.map((c) => [c.first]);
+  while (rates.some((r) => r.length < CFG.minSamples) ||
+         (rates.some((r) => !stable(r)) && rates[0].length < CFG.maxSamples && performance.now() - start < capMs)) {
+    for (let i = 0; i < batches.length; i++) rates[i].push(cal[i].n / (await batches[i](cal[i].n)) * 1000);
+    await sleep0();
+  }
+  return rates.map(summary);
+}
+const measure = async (batch, capMs = CFG.capMs) => (await measureMany([batch], capMs))[0];
 const scale = (f, k, unit) => ({ median: f.median * k, lo: f.lo * k, hi: f.hi * k, n: f.n, unit });
 
 // ------------------------------------------------------------------------------------------ CPU
@@ -80,9 +94,10 @@ async function cpuProbe(urls, step) {
   k.write(a, bytes, 1, 1.0); k.write(b, bytes, 1, 1.0);   // touch every page before timing
   const timed = (f) => async (n) => { const t = performance.now(); f(n); return performance.now() - t; };
   const out = { bytes, threads: 1 };
-  step("CPU: read"); out.read = scale(await measure(timed((n) => k.read(a, bytes, n))), bytes, "B/s");
-  step("CPU: write"); out.write = scale(await measure(timed((n) => k.write(b, bytes, n, 2.0))), bytes, "B/s");
-  step("CPU: copy"); out.copy = scale(await measure(timed((n) => k.copy(b, a, bytes, n))), 2 * bytes, "B/s");
+  step("CPU: read, write, copy");
+  const [rd, wr, cp] = await measureMany([timed((n) => k.read(a, bytes, n)), timed((n) => k.write(b, bytes, n, 2.0)),
+    timed((n) => k.copy(b, a, bytes, n))], 3 * CFG.capMs);
+  out.read = scale(rd, bytes, "B/s"); out.write = scale(wr, bytes, "B/s"); out.copy = scale(cp, 2 * bytes, "B/s");
   // 96 FLOP per round (12 chains × 4 lanes × a multiply and an add); 2^16 rounds a unit.
   step("CPU: multiply-add"); out.fma = { ...scale(await measure(timed((n) => fma(n * 65536))), 96 * 65536, "FLOP/s"), fused };
   return out;
@@ -218,25 +233,25 @@ async function gpuProbe(found, step, out) {
       return performance.now() - t;
     };
   };
-  Object.assign(out, { adapter: found.info, software: found.software, f16, bytes, workgroup: WG });
-  const plain = uniform(1, 0);
-  await kernel("write_bw", src, groups, plain)(1);          // the data read are not zeros
-  step("GPU: read"); out.read = scale(await measure(kernel("read_bw", sink, groups, plain)), bytes, "B/s");
-  step("GPU: write"); out.write = scale(await measure(kernel("write_bw", dst, groups, plain)), bytes, "B/s");
-  step("GPU: copy"); out.copy = scale(await measure(kernel("copy_bw", dst, groups, plain)), 2 * bytes, "B/s");
-  const fmaParams = uniform(1, CFG.fmaIters), flop = CFG.fmaGroups * WG * CFG.fmaIters * 64;
-  step("GPU: FP32 FMA"); out.fma32 = scale(await measure(kernel("fma32", sink, CFG.fmaGroups, fmaParams)), flop, "FLOP/s");
-  if (f16) { step("GPU: FP16 FMA"); out.fma16 = scale(await measure(kernel("fma16", sink, CFG.fmaGroups, fmaParams)), flop, "FLOP/s"); }
-  // The strided-read curve: useful bytes (4 per read) per second against the stride in words.
-  const strided = [], reads = 16, threads = groups * WG;
+  Object.assign(out, { adapter: found.info, software: found.software, f16, bytes, workgroup: WG, strided: [] });
   try {
+    const plain = uniform(1, 0);
+    await kernel("write_bw", src, groups, plain)(1);          // the data read are not zeros
+    step("GPU: read, write, copy");
+    const [rd, wr, cp] = await measureMany([kernel("read_bw", sink, groups, plain), kernel("write_bw", dst, groups, plain),
+      kernel("copy_bw", dst, groups, plain)], 3 * CFG.capMs);
+    out.read = scale(rd, bytes, "B/s"); out.write = scale(wr, bytes, "B/s"); out.copy = scale(cp, 2 * bytes, "B/s");
+    const fmaParams = uniform(1, CFG.fmaIters), flop = CFG.fmaGroups * WG * CFG.fmaIters * 64;
+    step("GPU: FP32 FMA"); out.fma32 = scale(await measure(kernel("fma32", sink, CFG.fmaGroups, fmaParams)), flop, "FLOP/s");
+    if (f16) { step("GPU: FP16 FMA"); out.fma16 = scale(await measure(kernel("fma16", sink, CFG.fmaGroups, fmaParams)), flop, "FLOP/s"); }
+    // The strided-read curve: useful bytes (4 per read) per second against the stride in words.
+    const reads = 16, threads = groups * WG;
     for (const stride of [1, 2, 4, 8, 16, 32, 64]) {
       step(`GPU: strided read, stride ${stride}`);
       const f = await measure(kernel("strided", sink, groups, uniform(stride, reads)), CFG.strideCapMs);
-      strided.push({ stride, ...scale(f, threads * reads * 4, "B/s") });
+      out.strided.push({ stride, ...scale(f, threads * reads * 4, "B/s") });
     }
   } finally {
-    out.strided = strided;
     device.destroy();
   }
   return out;
@@ -245,14 +260,18 @@ async function gpuProbe(found, step, out) {
 // ------------------------------------------------------------------------------------------ run
 async function run(msg) {
   CFG = settings(!!msg.quick);
+  const gpuCap = msg.quick && Number.isFinite(msg.gpuCapMs) ? msg.gpuCapMs : null;   // tests: the cap's own path
   const t0 = performance.now();
   const found = msg.gpu ? await gpuAdapter().catch((e) => ({ status: "error", message: String(e && e.message || e) }))
     : { status: msg.why || "none" };          // "save-data", or "none": the page has no WebGPU
-  const total = 4 + (found.status === "ok" ? 5 + 7 + (found.adapter.features.has("shader-f16") ? 1 : 0) : 0);
+  const total = 2 + (found.status === "ok" ? 2 + 7 + (found.adapter.features.has("shader-f16") ? 1 : 0) : 0);
   let done = 0;
   // The GPU part stops at its time cap (the CPU part, after it, has its own caps per figure).
+  // The cap counts from the GPU's first figure (after the adapter, device and shaders are ready).
+  let gpuStart = 0;
   const step = (label) => {
-    if (label.startsWith("GPU") && performance.now() - t0 > CFG.gpuDeadlineMs) {
+    if (label.startsWith("GPU") && !gpuStart) gpuStart = performance.now();
+    else if (label.startsWith("GPU") && performance.now() - gpuStart > CFG.gpuDeadlineMs) {
       throw Object.assign(new Error(`the GPU part reached its ${CFG.gpuDeadlineMs / 1000} s cap before ${label.slice(5)}`), { cap: true });
     }
     postMessage({ type: "progress", done: done++, total, label });
@@ -260,6 +279,7 @@ async function run(msg) {
   const result = { version: 1, date: new Date().toISOString(), browser: navigator.userAgent, quick: !!msg.quick, gpuStatus: found.status };
   if (found.status === "ok") {
     CFG = settings(!!msg.quick, found.software);
+    if (gpuCap !== null) CFG.gpuDeadlineMs = gpuCap;
     const gpu = {};
     try { result.gpu = await gpuProbe(found, step, gpu); }
     catch (e) {
@@ -267,7 +287,7 @@ async function run(msg) {
       if (e && e.cap && gpu.read) { result.gpu = gpu; gpu.stopped = e.message; }
       else { result.gpuStatus = "error"; result.gpuError = String(e && e.message || e); }
     }
-    done = Math.max(done, total - 4);
+    done = Math.max(done, total - 2);
   } else if (found.message) result.gpuError = found.message;
   result.cpu = await cpuProbe(msg, step);
   result.elapsedMs = performance.now() - t0;

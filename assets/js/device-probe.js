@@ -6,7 +6,9 @@
 (() => {
   "use strict";
   const script = document.currentScript ? document.currentScript.src : location.href;
-  const quick = new URLSearchParams(location.search).get("probe") === "quick";
+  const query = new URLSearchParams(location.search);
+  const quick = query.get("probe") === "quick";
+  const gpuCapMs = quick && query.has("probe-gpu-cap") ? Number(query.get("probe-gpu-cap")) : undefined;   // tests
   const conn = navigator.connection;
   const saveData = !!(conn && conn.saveData);
 
@@ -136,7 +138,7 @@
         else if (data.type === "failed") end(`The probe failed: ${data.message}. Nothing was stored.`);
       };
       worker.onerror = (e) => { e.preventDefault(); end("The probe could not start in this browser. Nothing was stored."); };
-      worker.postMessage({ type: "run", quick, gpu: !saveData && !!navigator.gpu, why: saveData ? "save-data" : "none",
+      worker.postMessage({ type: "run", quick, gpuCapMs, gpu: !saveData && !!navigator.gpu, why: saveData ? "save-data" : "none",
         wasm: new URL("../wasm/cpu-probe.wasm", script).href, relaxed: new URL("../wasm/cpu-probe-relaxed.wasm", script).href });
     });
   }

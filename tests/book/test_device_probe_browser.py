@@ -187,3 +187,21 @@ def test_the_probe_is_keyboard_usable_and_axe_clean(chromium_webgpu, book, viewp
     page.get_by_role("button", name="Delete the measurement").click()
     assert w.errors == [] and w.outside == []
     w.context.close()
+
+
+def test_a_gpu_part_stopped_at_its_cap_keeps_what_it_measured(chromium_webgpu, book):
+    """The GPU part's time cap (8 s in full; 1 ms here, through the quick mode's probe-gpu-cap) ends
+    it after its first step (read, write and copy, measured in turn): those are kept and shown, the reader is told the rest is missing,
+    a GPU without its FMA figure is no device of the book, and the CPU is measured all the same."""
+    w = open_page(chromium_webgpu, book + PAGE + "&probe-gpu-cap=1")
+    r = measure(w.page)
+    gpu = r["gpu"]
+    assert r["gpuStatus"] == "ok" and positive(gpu["read"]) and positive(gpu["copy"])
+    assert "fma32" not in gpu and gpu["strided"] == []
+    assert gpu["stopped"] == "the GPU part reached its 0.001 s cap before FP32 FMA"
+    text = w.page.locator(".device-probe").inner_text()
+    assert "The GPU part stopped early: the GPU part reached its 0.001 s cap before FP32 FMA" in text
+    assert "GPU strided read" not in text
+    assert positive(r["cpu"]["copy"]) and w.page.evaluate(DEVICE_OPTIONS) == ["yours-cpu"]
+    assert w.errors == [] and w.outside == []
+    w.context.close()
