@@ -30,7 +30,9 @@ def section_html(script_src: str = "../assets/js/device-probe.js") -> str:
 where the browser has it, and on one CPU core through WebAssembly. Nothing is sent anywhere: the
 result stays in this browser's storage until you delete it, and becomes “your device” in the
 widgets' device lists and the hardware appendix.</p>
-<p class="device-probe-plan">This needs JavaScript.</p>
+<p class="device-probe-plan">The probe will measure the GPU through WebGPU (if the browser gives it a GPU
+adapter), then the CPU through WebAssembly SIMD.</p>
+<p class="device-probe-nojs">The probe needs JavaScript, which is off in this browser.</p>
 <div class="device-probe-actions">
 <button type="button" data-probe="run">Measure this device (about 15 s)</button>
 <button type="button" data-probe="delete" hidden>Delete the measurement</button>

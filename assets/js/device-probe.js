@@ -26,11 +26,11 @@
   const mib = (b) => `${Math.round(b / 2 ** 20)} MiB`;
   const el = (tag, props = {}, ...kids) => { const e = Object.assign(document.createElement(tag), props); e.append(...kids); return e; };
 
-  // What the probe can do in this browser, said before the reader presses anything.
+  // What the probe cannot do in this browser, said before the reader presses anything.
   function plan() {
     if (saveData) return "Save-Data is on, so the probe will measure the CPU only: the GPU part allocates about 0.5 GB of GPU memory and runs the GPU hard.";
     if (!navigator.gpu) return "This browser has no WebGPU, so the probe will measure the CPU only (WebAssembly SIMD).";
-    return "The probe will measure the GPU through WebGPU (if the browser gives it a GPU adapter), then the CPU through WebAssembly SIMD.";
+    return null;   // the page's own sentence (bookfigs/probe.py): what the probe does where it can
   }
 
   function table(caption, rows, head) {
@@ -107,7 +107,8 @@
     const run = box.querySelector("[data-probe=run]"), del = box.querySelector("[data-probe=delete]");
     const status = box.querySelector(".device-probe-status"), bar = box.querySelector("progress");
     const compare = box.dataset.compare ? JSON.parse(box.dataset.compare) : null;
-    box.querySelector(".device-probe-plan").textContent = plan();
+    const said = plan();   // changed only where the probe cannot do it all (the rare case moves the page)
+    if (said) box.querySelector(".device-probe-plan").textContent = said;
     const refresh = () => {
       const r = window.BookDevice.get();
       showResult(box, r, compare);
