@@ -16,10 +16,13 @@ COMPARE = "h100-sxm"
 
 
 def compare() -> dict:
-    """The datasheet device the results compare with: label, FP32 peak, bandwidth, ridge point."""
+    """The datasheet device the results compare with: label, FP32 peak, bandwidth, ridge point, and
+    the document (and places in it) both figures come from."""
     dev = specs.device(COMPARE)
+    sources = [dev.peaks[("fp32", False)].source, dev.spec("mem_bw").source]
+    where = "; ".join(dict.fromkeys(f"{s.where}" for s in sources))
     return {"label": dev.label.removeprefix("NVIDIA "), "fp32": dev.peak_flops("fp32"), "bw": dev.mem_bw,
-            "ridge": dev.ridge_point("fp32")}
+            "ridge": dev.ridge_point("fp32"), "source": f"{sources[0].title}, {where}"}
 
 
 def section_html(script_src: str = "../assets/js/device-probe.js") -> str:

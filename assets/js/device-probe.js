@@ -93,7 +93,7 @@
         const peak = d.peaks.fp32.value, bw = d.specs.mem_bw.value;
         return el("li", {}, `${d.label}: ${si(peak, "FLOP/s")} FP32 over ${si(bw, "B/s")} is a ridge point of ${(peak / bw).toPrecision(3)} FLOP/B.`);
       });
-      items.push(el("li", {}, `${compare.label} (datasheet): ${si(compare.fp32, "FLOP/s")} FP32 over ${si(compare.bw, "B/s")} is ${compare.ridge.toPrecision(3)} FLOP/B.`));
+      items.push(el("li", {}, `${compare.label}: ${si(compare.fp32, "FLOP/s")} FP32 over ${si(compare.bw, "B/s")} is ${compare.ridge.toPrecision(3)} FLOP/B (${compare.source || "its datasheet"}).`));
       out.append(el("p", {}, "Ridge points, FP32 (a kernel below its ridge is limited by memory):"), el("ul", { className: "device-probe-ridges" }, ...items));
     }
     out.append(el("p", {}, devs.length
