@@ -20,10 +20,10 @@ const MiB = 1 << 20;
 let CFG = null;
 
 function settings(quick, software = false) {
-  if (quick) return { targetMs: 4, capMs: 60, strideCapMs: 30, minSamples: 3, maxSamples: 5, cpuBytes: 4 * MiB, gpuBytes: MiB,
+  if (quick) return { targetMs: 4, capMs: 60, streamsCapMs: 180, strideCapMs: 30, minSamples: 3, maxSamples: 5, cpuBytes: 4 * MiB, gpuBytes: MiB,
     gpuGroups: 16, fmaIters: 32, fmaGroups: 4, gpuDeadlineMs: 60000 };
-  const full = { targetMs: 100, capMs: 1100, strideCapMs: 450, minSamples: 5, maxSamples: 15, cpuBytes: 256 * MiB, gpuBytes: 256 * MiB,
-    gpuGroups: 4096, fmaIters: 1024, fmaGroups: 1024, gpuDeadlineMs: 8000 };
+  const full = { targetMs: 100, capMs: 900, streamsCapMs: 2400, strideCapMs: 450, minSamples: 5, maxSamples: 15, cpuBytes: 256 * MiB, gpuBytes: 256 * MiB,
+    gpuGroups: 4096, fmaIters: 1024, fmaGroups: 1024, gpuDeadlineMs: 7000 };
   // A software adapter (a CPU emulating a GPU) reads a few hundred MB/s: small arrays, or one
   // batch alone would take seconds. Its figures are not a GPU's anyway.
   return software ? { ...full, gpuBytes: 8 * MiB, gpuGroups: 64, fmaIters: 64, fmaGroups: 16 } : full;
@@ -103,7 +103,7 @@ async function cpuProbe(urls, step) {
   const out = { bytes, threads: 1 };
   step("CPU: read, write, copy");
   const [rd, wr, cp] = await measureMany([timed((n) => k.read(a, bytes, n)), timed((n) => k.write(b, bytes, n, 2.0)),
-    timed((n) => k.copy(b, a, bytes, n))], 3 * CFG.capMs);
+    timed((n) => k.copy(b, a, bytes, n))], CFG.streamsCapMs);
   out.read = scale(rd, bytes, "B/s"); out.write = scale(wr, bytes, "B/s"); out.copy = scale(cp, 2 * bytes, "B/s");
   // 96 FLOP per round (12 chains × 4 lanes × a multiply and an add); 2^16 rounds a unit.
   step("CPU: multiply-add"); out.fma = { ...scale(await measure(timed((n) => fma(n * 65536))), 96 * 65536, "FLOP/s"), fused };
@@ -246,7 +246,7 @@ async function gpuProbe(found, step, out) {
     await kernel("write_bw", src, groups, plain)(1);          // the data read are not zeros
     step("GPU: read, write, copy");
     const [rd, wr, cp] = await measureMany([kernel("read_bw", sink, groups, plain), kernel("write_bw", dst, groups, plain),
-      kernel("copy_bw", dst, groups, plain)], 3 * CFG.capMs);
+      kernel("copy_bw", dst, groups, plain)], CFG.streamsCapMs);
     out.read = scale(rd, bytes, "B/s"); out.write = scale(wr, bytes, "B/s"); out.copy = scale(cp, 2 * bytes, "B/s");
     const fmaParams = uniform(1, CFG.fmaIters), flop = CFG.fmaGroups * WG * CFG.fmaIters * 64;
     step("GPU: FP32 FMA"); out.fma32 = scale(await measure(kernel("fma32", sink, CFG.fmaGroups, fmaParams)), flop, "FLOP/s");

@@ -190,7 +190,7 @@ def test_the_probe_is_keyboard_usable_and_axe_clean(chromium_webgpu, book, viewp
 
 
 def test_a_gpu_part_stopped_at_its_cap_keeps_what_it_measured(chromium_webgpu, book):
-    """The GPU part's time cap (8 s in full; 1 ms here, through the quick mode's probe-gpu-cap) ends
+    """The GPU part's time cap (7 s in full; 1 ms here, through the quick mode's probe-gpu-cap) ends
     it after its first step (read, write and copy, measured in turn): those are kept and shown, the reader is told the rest is missing,
     a GPU without its FMA figure is no device of the book, and the CPU is measured all the same."""
     w = open_page(chromium_webgpu, book + PAGE + "&probe-gpu-cap=1")
