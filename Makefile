@@ -40,6 +40,7 @@ bench: install
 	$(PY) benchmarks/build_bench.py
 	$(PY) benchmarks/widgets_bench.py
 	$(PY) benchmarks/warpsim_bench.py
+	$(PY) benchmarks/device_probe_bench.py
 
 clean:
 	rm -rf _book .bookcache .install.stamp

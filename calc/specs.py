@@ -176,6 +176,7 @@ class Device:
     illustrative: bool = False
     cc: Optional[str] = None
     notes: tuple = field(default=())
+    measured: bool = False  # measured in the reader's browser (calc.measured), not a specification
 
     # -- lookups -------------------------------------------------------------
     def spec(self, quantity: str) -> Spec:

@@ -24,14 +24,31 @@ from webwatch import CHROMIUM, CHROMIUM_ARGS  # noqa: E402,F401  (tests/ is on s
 
 
 @pytest.fixture(scope="session")
-def chromium():
+def playwright_driver():
     sync_api = pytest.importorskip("playwright.sync_api")
     if not Path(CHROMIUM).exists():
         pytest.skip(f"no {CHROMIUM}")
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
+        yield p
+
+
+@pytest.fixture(scope="session")
+def chromium(playwright_driver):
+    browser = playwright_driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    yield browser
+    browser.close()
+
+
+# WebGPU on SwiftShader, the CPU's software GPU: what a headless test can run (the device probe).
+CHROMIUM_WEBGPU_ARGS = [a for a in CHROMIUM_ARGS if a != "--disable-gpu"] + [
+    "--enable-unsafe-webgpu", "--use-webgpu-adapter=swiftshader", "--enable-unsafe-swiftshader"]
+
+
+@pytest.fixture(scope="session")
+def chromium_webgpu(playwright_driver):
+    browser = playwright_driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_WEBGPU_ARGS)
+    yield browser
+    browser.close()
 
 
 # ---- Skips under CI. `make test` prints every skip and its reason (pytest -rs). Under CI (CI=true,

@@ -71,6 +71,7 @@ class Param:
     group: str = ""          # controls with the same group share a fieldset
     show_if: tuple = ()      # (other param, (values...)): the control shows only for those values
     play: bool = False       # slider with a play/pause button that steps it forward
+    measured: bool = False   # a device choice that also takes the reader's measured devices (below)
 
     def __post_init__(self):
         if self.type not in TYPES:
@@ -98,6 +99,8 @@ class Param:
             d["show_if"] = [self.show_if[0], list(self.show_if[1])]
         if self.play:
             d["play"] = True
+        if self.measured:
+            d["measured"] = True
         return d
 
     def coerce(self, value):
@@ -153,9 +156,17 @@ def spec(name: str) -> list[dict]:
 def coerce(name: str, raw: dict | None) -> dict:
     """Complete ``raw`` with defaults and bring each value into its type and range.
 
-    Keys starting with ``_`` (layout hints such as ``_width``) pass through."""
+    Keys starting with ``_`` (layout hints such as ``_width``) pass through.  A device choice
+    marked ``measured`` also takes "yours-gpu" / "yours-cpu" when ``_measured`` carries that device
+    (see ``device``)."""
     raw = dict(raw or {})
     out = {p.name: p.coerce(raw.get(p.name)) for p in get(name).PARAMS}
+    mine = raw.get("_measured")
+    if isinstance(mine, dict) and mine:
+        out["_measured"] = mine
+        for p in get(name).PARAMS:
+            if p.measured and raw.get(p.name) in mine:
+                out[p.name] = raw[p.name]
     width = raw.get("_width")
     try:
         out["_width"] = int(min(max(float(width), 300), 900)) if width is not None else DEFAULT_WIDTH
@@ -196,6 +207,19 @@ def problems(name: str, raw: dict) -> list[str]:
             elif p.type == "int" and not number.is_integer():
                 out.append(f"{key}={value!r} is not a whole number")
     return out
+
+
+def device(params: dict, key: str):
+    """The ``calc.specs.Device`` that parameter ``key`` chooses: a datasheet device by name, or the
+    reader's device measured in this browser ("yours-gpu", "yours-cpu"), which the page passes as
+    ``_measured``: ``{name: dict}``, the dicts of ``BookDevice.devices()`` (assets/js/
+    measured-device.js), made into a Device by ``calc.measured.device_from_dict``."""
+    value = params[key]
+    if value in (params.get("_measured") or {}):
+        from calc import measured
+        return measured.device_from_dict(params["_measured"][value])
+    from calc import specs
+    return specs.device(value)
 
 
 def render(name: str, raw: dict | None = None) -> dict:

@@ -11,7 +11,7 @@ import math
 from calc import attention, fmt, intensity, roofline, specs
 from calc.dtypes import op_unit
 
-from . import Param
+from . import Param, device
 from ._svg import (SMALL_CHAR_PX, STRONG_CHAR_PX, LabelPlacer, data_set, decade_ticks, esc, line, num, polyline,
                    svg_root, text, text_width, label_px)
 
@@ -44,14 +44,17 @@ def sram_bytes(dev) -> tuple[int, str]:
     if dev.has("smem_per_sm_bytes"):
         m = dev.value("smem_per_sm_bytes")
         return m, f"{fmt.bytes_iec(m)}: the most shared memory one SM of the {name} can hold"
+    if dev.measured:
+        return PAPER_SRAM_BYTES, (f"{fmt.bytes_iec(PAPER_SRAM_BYTES)}: an A100 SM's shared memory, the paper's "
+                                  f"machine; the probe does not measure on-chip memory")
     return PAPER_SRAM_BYTES, (f"{fmt.bytes_iec(PAPER_SRAM_BYTES)}: an A100 SM's shared memory, the paper's "
                               f"machine; calc.specs gives the {name} no SM shared memory")
 
 PARAMS = [
     Param("device", "choice", "Device", "h100-sxm",
-          options=tuple((k, d.label) for k, d in specs.DEVICES.items())),
+          options=tuple((k, d.label) for k, d in specs.DEVICES.items()), measured=True),
     Param("compare", "choice", "Compare with", "none",
-          options=(("none", "(none)"),) + tuple((k, d.label) for k, d in specs.DEVICES.items())),
+          options=(("none", "(none)"),) + tuple((k, d.label) for k, d in specs.DEVICES.items()), measured=True),
     Param("dtype", "choice", "Number format", "bf16", options=tuple((d, DTYPE_LABELS[d]) for d in DTYPES)),
     Param("sparse", "bool", "2:4 sparse peak", False),
     Param("kernel", "choice", "Selected kernel", "gemm", options=KERNELS),
@@ -79,7 +82,7 @@ def resolve_peak(dev, dtype: str, sparse: bool):
         return dtype, False, dev.peak_flops(dtype, False), f"{dev.label} has no 2:4-sparse {DTYPE_LABELS.get(dtype, dtype)} peak; showing dense."
     fallback = next((d for d in ("bf16", "fp16", "fp32") if (d, False) in keys), keys[0][0])
     return fallback, False, dev.peak_flops(fallback, False), (
-        f"{dev.label} has no published {DTYPE_LABELS.get(dtype, dtype)} peak; showing "
+        f"{dev.label} has no {'measured' if dev.measured else 'published'} {DTYPE_LABELS.get(dtype, dtype)} peak; showing "
         f"{'dense ' if sparse else ''}{DTYPE_LABELS.get(fallback, fallback)}.")
 
 
@@ -191,13 +194,13 @@ def _draw_key(key, x: float, baseline: float) -> list[str]:
 
 
 def render(params: dict) -> dict:
-    dev = specs.device(params["device"])
+    dev = device(params, "device")
     dtype, sparse, peak, note = resolve_peak(dev, params["dtype"], params["sparse"])
     bw = dev.mem_bw
     other = None
     notes = [note]
     if params["compare"] != "none" and params["compare"] != params["device"]:
-        dev2 = specs.device(params["compare"])
+        dev2 = device(params, "compare")
         dtype2, sparse2, peak2, note2 = resolve_peak(dev2, dtype, sparse)
         other = (dev2, dtype2, sparse2, peak2, dev2.mem_bw)
         notes.append(note2)
@@ -390,7 +393,8 @@ def render(params: dict) -> dict:
         readouts.append([f"Attainable on {short(dev2)}{in_fmt}", fmt.si(att2, op_unit(dtype2) + "/s")])
         readouts.append([f"Regime on {short(dev2)}{in_fmt}", roofline.regime(cost2.intensity, peak2, bw2)])
 
-    title = f"Roofline of the {dev.label} ({kind})"
+    title = (f"Roofline of {dev.label[0].lower()}{dev.label[1:]}, {kind}" if dev.measured   # "of your CPU, …"
+             else f"Roofline of the {dev.label} ({kind})")
     desc = (f"Log-log roofline. The {chosen['label']} kernel has arithmetic intensity "
             f"{fmt.num(cost.intensity)} {op} per byte and can reach at most {fmt.si(att, f'{op}/s')}: {reg}.")
     return {"svg": svg_root(W, H, "wg-roofline", title, desc, [defs] + body), "readouts": readouts,

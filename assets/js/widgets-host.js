@@ -127,7 +127,7 @@
   function wake(w) {
     if (w.el.dataset.state === "live") return;
     keepOneLayout(w);
-    if (w.dirtySince == null && w.builtKeys.has(canon({ ...w.params, _width: layoutWidth(w) }))) {
+    if (w.dirtySince == null && w.builtKeys.has(canon({ ...w.params, ...extras(w) }))) {
       goLive(w); redrawing.push(w); redrawNext();
     } else request(w);
   }
@@ -158,7 +158,7 @@
     if (w.dirtySince == null) w.dirtySince = performance.now();
     if (phase !== "ready") return start();
     if (w.inflight) { w.pending = true; return; }   // latest value wins
-    const ahead = w.ahead.get(canon({ ...w.params, _width: layoutWidth(w) }));
+    const ahead = w.ahead.get(canon({ ...w.params, ...extras(w) }));
     if (ahead !== undefined) {                       // predicted: draw now, no round trip
       stats.renderMs.push(0); stats.cached = (stats.cached || 0) + 1;
       const t = performance.now();
@@ -174,8 +174,8 @@
   const canon = (p) => JSON.stringify(Object.keys(p).sort().map((k) => [k, p[k]]));
 
   function predictions(w, names, limit) {
-    const width = layoutWidth(w);
-    return likelyNext(w, names, limit).map((p) => JSON.stringify({ ...p, _width: width }));
+    const more = extras(w);
+    return likelyNext(w, names, limit).map((p) => JSON.stringify({ ...p, ...more }));
   }
 
   // While the page is idle after going live: a step either way on every slider of every widget,
@@ -193,7 +193,7 @@
   function send(w) {
     const id = nextId++;
     waiting.set(id, w); w.inflight = id;
-    const params = JSON.stringify({ ...w.params, _width: layoutWidth(w) });
+    const params = JSON.stringify({ ...w.params, ...extras(w) });
     worker.postMessage({ type: "render", id, uid: w.uid, name: w.name, params, predict: predictions(w) });
   }
 
@@ -597,6 +597,51 @@
     })
     : null;
 
+  // --- the reader's measured devices ---------------------------------------------
+  // A device choice marked `measured` (widgets.Param) also lists the devices the device probe
+  // stored in this browser (BookDevice, assets/js/measured-device.js): "yours-gpu", "yours-cpu".
+  // A render that draws one sends its dict to Python as `_measured` (widgets.device).
+  const measuredDevices = () => (window.BookDevice ? window.BookDevice.devices() : []);
+  const isMine = (v) => typeof v === "string" && v.startsWith("yours-");
+  function extras(w) {
+    const out = { _width: layoutWidth(w) };
+    const chosen = Object.values(w.spec).filter((p) => p.measured && isMine(w.params[p.name])).map((p) => w.params[p.name]);
+    if (chosen.length) {
+      out._measured = {};
+      for (const d of measuredDevices()) if (chosen.includes(d.name)) out._measured[d.name] = d;
+    }
+    return out;
+  }
+  function addMeasured(w) {
+    const devs = measuredDevices();
+    let reset = false;
+    for (const p of Object.values(w.spec)) {
+      if (!p.measured) continue;
+      const sel = w.form.elements[p.name];
+      if (!sel || sel.tagName !== "SELECT") continue;
+      for (const o of sel.querySelectorAll("option[data-measured]")) o.remove();
+      const before = [...sel.options].find((o) => o.value !== "none") || null;
+      for (const d of devs) {
+        const o = new Option(d.label, d.name);
+        o.dataset.measured = "";
+        sel.add(o, before);
+      }
+      if (isMine(w.params[p.name]) && !devs.some((d) => d.name === w.params[p.name])) {   // deleted
+        w.params = { ...w.params, [p.name]: p.default }; reset = true;
+      }
+      if (sel.value !== String(w.params[p.name])) sel.value = String(w.params[p.name]);
+    }
+    return reset;
+  }
+  addEventListener("bookdevice:change", () => {
+    for (const w of mounted.values()) {
+      const reset = addMeasured(w);
+      w.ahead.clear();
+      const mine = Object.values(w.spec).some((p) => p.measured && isMine(w.params[p.name]));
+      if (reset || mine) { syncControls(w); if (w.el.dataset.state === "live") request(w); }
+    }
+  });
+
   // --- mount / unmount ---------------------------------------------------------
   // Started at once (see `frugal`), or when a widget comes within a screen's height.
   const observer = "IntersectionObserver" in window
@@ -627,6 +672,7 @@
       el.append(w.live);
     }
     mounted.set(el, w);
+    addMeasured(w);
     const signal = ac.signal;
     w.form.addEventListener("input", (e) => onInput(w, e), { signal });
     w.form.addEventListener("change", (e) => { if (e.target.type !== "range") onInput(w, e); }, { signal });

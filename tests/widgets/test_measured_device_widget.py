@@ -1,0 +1,57 @@
+"""The roofline widget draws the reader's measured device when the page passes it (``_measured``),
+and never takes "yours-…" without it."""
+import json
+
+import pytest
+
+import widgets
+from calc import fmt, intensity, roofline
+
+CPU = {"name": "yours-cpu", "label": "Your CPU, one core (measured in this browser)", "kind": "cpu",
+       "specs": {"mem_bw": {"value": 2.5e10, "unit": "B/s"}}, "peaks": {"fp32": {"value": 4.5e10, "unit": "FLOP/s"}}}
+GPU = {"name": "yours-gpu", "label": "Your GPU: Test Adapter (measured in this browser)", "kind": "gpu",
+       "specs": {"mem_bw": {"value": 2e11, "unit": "B/s"}},
+       "peaks": {"fp32": {"value": 5e12, "unit": "FLOP/s"}, "fp16": {"value": 1e13, "unit": "FLOP/s"}}}
+
+
+def test_device_choices_that_draw_a_roofline_take_measured_devices():
+    flagged = {p.name for p in widgets.get("roofline").PARAMS if p.measured}
+    assert flagged == {"device", "compare"}
+    spec = {p["name"]: p for p in widgets.spec("roofline")}
+    assert spec["device"]["measured"] is True and "measured" not in spec["dtype"]
+
+
+def test_yours_without_the_device_falls_back_to_the_default():
+    assert widgets.coerce("roofline", {"device": "yours-cpu"})["device"] == "h100-sxm"
+    assert widgets.coerce("roofline", {"device": "yours-gpu", "_measured": {"yours-cpu": CPU}})["device"] == "h100-sxm"
+    # a parameter that is not a device choice never takes it
+    assert widgets.coerce("roofline", {"kernel": "yours-cpu", "_measured": {"yours-cpu": CPU}})["kernel"] == "gemm"
+
+
+def test_the_measured_cpu_is_drawn_with_its_own_numbers():
+    r = widgets.render("roofline", {"device": "yours-cpu", "dtype": "fp32", "size": 1024, "_measured": {"yours-cpu": CPU}})
+    ro = dict(r["readouts"])
+    cost = intensity.gemm(1024, 1024, 1024, "fp32")
+    assert ro["Peak"] == fmt.si(4.5e10, "FLOP/s") and ro["Memory bandwidth"] == fmt.si(2.5e10, "B/s")
+    assert ro["Ridge point"] == f"{fmt.num(1.8)} FLOP/B"
+    assert ro["Time lower bound"] == fmt.duration(roofline.time_lower_bound(cost.flops, cost.bytes_, 4.5e10, 2.5e10))
+    assert "<title>Roofline of your CPU, one core (measured in this browser), FP32</title>" in r["svg"]
+    assert r["params"]["device"] == "yours-cpu" and "_measured" not in r["params"]
+    assert r["message"] is None or "published" not in r["message"]
+
+
+def test_a_measured_gpu_compared_with_the_h100_and_its_missing_formats_said_as_measured():
+    r = widgets.render("roofline", {"device": "yours-gpu", "compare": "h100-sxm", "dtype": "bf16",
+                                    "_measured": {"yours-gpu": GPU}})
+    ro = dict(r["readouts"])
+    assert ro["Peak"] == fmt.si(1e13, "FLOP/s")              # BF16 asked: FP16 measured is the nearest
+    assert "has no measured BF16 peak; showing FP16" in r["message"]
+    assert any(k.startswith("Attainable on H100") for k in ro)
+    r2 = widgets.render("roofline", {"device": "h100-sxm", "compare": "yours-gpu", "_measured": {"yours-gpu": GPU}})
+    assert any(k.startswith("Attainable on Your GPU") for k in dict(r2["readouts"]))
+
+
+def test_a_corrupt_stored_device_is_an_error_the_page_shows():
+    bad = {**CPU, "specs": {"mem_bw": {"value": -5}}}
+    out = json.loads(widgets.render_json("roofline", json.dumps({"device": "yours-cpu", "_measured": {"yours-cpu": bad}})))
+    assert "error" in out and "positive" in out["error"]
