@@ -219,7 +219,7 @@ def test_a_tall_figure_stays_in_view_while_its_controls_are_used_on_a_phone(chro
             tall = found.first
             break
     assert tall is not None, "no widget on the book's pages has a figure too tall to stick"
-    figure = tall.locator(".widget-figure")
+    figure = tall.locator(".widget-svg")      # the drawing is pinned, not its caption
     slider = tall.locator(".widget-controls input[type=range]").last
     page.evaluate("el => el.scrollIntoView({block: 'end'})", slider.element_handle())
     page.wait_for_timeout(100)
