@@ -326,6 +326,12 @@
 
   // ---- anchoring: TextQuoteSelector and section id ---------------------------------------------------------
 
+  // A widget's drawing, controls and readouts are no passage to suggest a change to (a drag on a
+  // figure is the reader turning it); its caption is prose like any other.
+  const inWidget = (node) => {
+    const e = node.nodeType === 1 ? node : node.parentElement;
+    return !!e?.closest('.widget[data-widget]') && !e.closest('figcaption');
+  };
   const isOwnUi = (node) => !!(node.nodeType === 1 ? node : node.parentElement)?.closest(`[${UI}]`);
 
   function textIndex() {
@@ -388,7 +394,8 @@
     if (!sel || sel.isCollapsed || !sel.rangeCount) return null;
     const range = sel.getRangeAt(0);
     const inMain = main.contains(range.startContainer) && main.contains(range.endContainer);
-    return inMain && !isOwnUi(range.startContainer) && !isOwnUi(range.endContainer) ? range.cloneRange() : null;
+    return inMain && !isOwnUi(range.startContainer) && !isOwnUi(range.endContainer)
+      && !inWidget(range.startContainer) && !inWidget(range.endContainer) ? range.cloneRange() : null;
   }
 
   // ---- user interface ---------------------------------------------------------------------------------------
