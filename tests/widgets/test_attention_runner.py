@@ -69,3 +69,16 @@ def test_flash_says_the_block_it_holds_when_n_is_smaller_than_the_block():
     assert "Never stored: 5×5 blocks" in r["svg"]
     assert "one 2×3 block" == dict(render(kernel="flash", n=6, block_rows=2, block_cols=3)["readouts"])[
         "Held besides Q, K, V, O"][-len("one 2×3 block"):]
+
+
+def test_the_figure_keeps_its_height_whatever_the_kernel_n_and_d():
+    """Moving N, d or the kernel never moves the controls under the figure (#34): the drawing's
+    box is the tallest it needs, at both layout widths."""
+    import re
+
+    import widgets
+    for width in (640, 340):
+        heights = {re.search(r'viewBox="0 0 \d+ (\d+)"', widgets.render("attention-runner", {
+            "kernel": k, "n": n, "d": d, "_width": width})["svg"]).group(1)
+            for k in ("naive", "per-output", "tiled", "flash") for n in (1, 5, 16) for d in (1, 8)}
+        assert len(heights) == 1, (width, heights)
