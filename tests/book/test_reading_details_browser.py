@@ -66,3 +66,31 @@ def test_cross_reference_previews_fit_the_screen(chromium, base, low):
     assert len(seen) >= 3
     context.close()
     assert not errors, errors
+
+
+# For each tab box on the page, the right edge of its box and of what each of its panels holds.
+TABS = """() => [...document.querySelectorAll('.panel-tabset')].flatMap(t => {
+  const right = t.getBoundingClientRect().right;
+  return [...t.querySelectorAll('[role=tabpanel]')].map(p => {
+    const was = p.hidden; p.hidden = false;
+    // what scrolls inside a box of the panel (a listing's lines in its <pre>) is clipped by it
+    const clipped = (e) => { for (let a = e.parentElement; a && a !== p; a = a.parentElement)
+      if (getComputedStyle(a).overflowX !== 'visible') return true; return false; };
+    const reach = Math.max(0, ...[...p.querySelectorAll('*')].filter(e => e.getClientRects().length && !clipped(e))
+      .map(e => e.getBoundingClientRect().right));
+    p.hidden = was;
+    return {panel: p.getAttribute('aria-labelledby') || p.id, right, reach};
+  });
+})"""
+
+
+@pytest.mark.parametrize("config", ["desktop-light", "desktop-dark", "phone-light"])
+def test_listings_stay_inside_their_tab_box(chromium, base, config):
+    """Every tab box of the attention chapter (pseudocode and CUDA): nothing in a panel reaches
+    past the box's right edge (a wide listing scrolls inside it or the box takes the width)."""
+    context, page, errors = open_page(chromium, base, config, "chapters/attention.html")
+    tabs = page.evaluate(TABS)
+    assert tabs
+    assert [t for t in tabs if t["reach"] > t["right"] + 0.5] == []
+    context.close()
+    assert not errors, errors
