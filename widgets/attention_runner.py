@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from calc import attention, kernels
+from calc import attention, fmt, kernels
 
 from . import Param
 from ._svg import STRONG_CHAR_PX, esc, num, svg_root, text, text_lines, wrap_px
@@ -150,7 +150,7 @@ def _o_panel(params, O, row_err, sums, x0, y0, cell, show_values, checks_below=F
         for c, v in enumerate(row):
             x, y = x0 + c * cell, y0 + i * cell
             body.append(f'<rect x="{num(x)}" y="{num(y)}" width="{num(cell)}" height="{num(cell)}"'
-                        f' class="{_heat_class(v, scale)}"><title>O[{i}][{c}] = {v:.6g}</title></rect>')
+                        f' class="{_heat_class(v, scale)}"><title>O[{i}][{c}] = {fmt.num(v, 6)}</title></rect>')
             if show_values:
                 body.append(text(x + cell / 2, y + cell / 2 + 4, f"{v:.2f}", "wg-small wg-cellnum", "middle"))
     body.append(f'<rect x="{num(x0)}" y="{num(y0)}" width="{num(dv * cell)}" height="{num(n * cell)}" class="wg-axis"/>')
@@ -169,7 +169,7 @@ def _o_panel(params, O, row_err, sums, x0, y0, cell, show_values, checks_below=F
     for i in range(n):
         y = cy + i * pitch + pitch / 2 + fs / 3
         size = f' font-size="{num(fs)}"'
-        body.append(text(cx, y, f"{sums[i]:.16g}", "wg-mono", extra=size))
+        body.append(text(cx, y, fmt.num(sums[i], 12), "wg-mono", extra=size))   # 1.00000000000
         body.append(text(cx + 140, y, sci(row_err[i]), "wg-mono" + (" wg-bad" if row_err[i] > TOLERANCE else ""),
                          extra=size))
     return body

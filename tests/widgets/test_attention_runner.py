@@ -82,3 +82,19 @@ def test_the_figure_keeps_its_height_whatever_the_kernel_n_and_d():
             "kernel": k, "n": n, "d": d, "_width": width})["svg"]).group(1)
             for k in ("naive", "per-output", "tiled", "flash") for n in (1, 5, 16) for d in (1, 8)}
         assert len(heights) == 1, (width, heights)
+
+
+def test_no_raw_float_in_what_a_widget_shows():
+    """Every number in a widget's figure and readouts is formatted (calc.fmt), never a float's
+    repr: the runner's row sums printed 0.9999999999999999 for N >= 12 (#34)."""
+    import re
+
+    import widgets
+    raw = re.compile(r"\d*\.\d{13,}")
+    cases = [(name, st) for name in widgets.NAMES for st in widgets.states(name)]
+    cases += [("attention-runner", {"kernel": k, "n": n}) for k in ("naive", "flash") for n in range(1, 17)]
+    for name, st in cases:
+        for width in (640, 340):
+            r = widgets.render(name, {**st, "_width": width})
+            shown = re.sub(r"data-values='[^']*'", "", r["svg"]) + repr(r["readouts"]) + str(r["message"])
+            assert not raw.findall(shown), (name, st, width, raw.findall(shown)[:3])
