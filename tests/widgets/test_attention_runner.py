@@ -98,3 +98,18 @@ def test_no_raw_float_in_what_a_widget_shows():
             r = widgets.render(name, {**st, "_width": width})
             shown = re.sub(r"data-values='[^']*'", "", r["svg"]) + repr(r["readouts"]) + str(r["message"])
             assert not raw.findall(shown), (name, st, width, raw.findall(shown)[:3])
+
+
+def test_a_transpose_is_drawn_as_a_real_superscript():
+    """No drawn text of any widget carries U+1D40 (ᵀ), which many serif fonts lack (#34: QKᵀ drew
+    as QKˢ); the runner draws QK with a superscript T."""
+    import re
+
+    import widgets
+    for name in widgets.NAMES:
+        for st in widgets.states(name)[:6]:
+            svg = widgets.render(name, st)["svg"]
+            drawn = re.sub(r"<(title|desc)>.*?</\1>", "", svg, flags=re.S)
+            assert "ᵀ" not in drawn, (name, st)
+    svg = widgets.render("attention-runner", {})["svg"]
+    assert 'QK<tspan baseline-shift="super" font-size="75%">T</tspan>' in svg
