@@ -113,7 +113,7 @@ def create_app(config: Config, repo: Repository | None = None, site: str | None 
             Route("/api/health", health, methods=["GET"]),
             Route("/review", review_page, methods=["GET"]),
             Route("/review/resolve", review_resolve, methods=["POST"]),
-            *([Mount("/", app=Site(site))] if site else []),
+            *([Mount("/", app=Site(site, endpoint="/api/feedback"))] if site else []),
         ],
         middleware=[Middleware(CORSMiddleware, allow_origins=list(config.allow_origins))],
         exception_handlers={HTTPException: http_error},
