@@ -223,6 +223,12 @@
   // ---- other routes: a prefilled issue or email, or the reader's clipboard ------------------------------
 
   const oneLine = (text) => text.replace(/\s+/g, ' ');
+  // At most about n characters, cut after a whole word (with … when cut).
+  const cutAtWord = (text, n) => {
+    if (text.length <= n) return text;
+    const cut = text.slice(0, n + 1).replace(/\s+\S*$/, '');
+    return `${cut.length >= n / 2 ? cut : text.slice(0, n)}…`;
+  };
 
   /* {title, body}: what a person reads in an issue, an email or the clipboard. */
   function describe(p, exactLimit = MAX_EXACT) {
@@ -232,7 +238,7 @@
     if (p.selector) {
       const { exact, prefix, suffix } = p.selector;
       const shown = exact.length > exactLimit ? `${exact.slice(0, exactLimit)}…` : exact;
-      title += `: "${oneLine(exact).slice(0, 60)}"`;
+      title += `: "${cutAtWord(oneLine(exact), 60)}"`;
       lines.push('**Passage:**', ...shown.split('\n').map((l) => `> ${l}`), '',
         `**Context:** …${oneLine(prefix)}[${oneLine(shown)}]${oneLine(suffix)}…`, '');
     }
@@ -334,9 +340,15 @@
   };
   const isOwnUi = (node) => !!(node.nodeType === 1 ? node : node.parentElement)?.closest(`[${UI}]`);
 
+  // Text a reader does not read as part of a passage: a heading's number and its "#" permalink, a
+  // formula's drawing and its TeX (its MathML's text is the formula, once), the phone's contents
+  // list (hidden on a desktop, but in the page), and what the page hides from everyone.
+  const UNREAD = 'script, style, template, .header-section-number, .anchor, .katex-html, annotation, '
+    + '.toc-inline, [hidden], [aria-hidden="true"]:not(.katex-mathml *)';
+
   function textIndex() {
     const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT, {
-      acceptNode: (n) => (n.parentElement.closest(`[${UI}], script, style, template`) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
+      acceptNode: (n) => (n.parentElement.closest(`[${UI}], ${UNREAD}`) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
     });
     const nodes = [];
     let text = '';

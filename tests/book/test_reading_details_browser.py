@@ -94,3 +94,53 @@ def test_listings_stay_inside_their_tab_box(chromium, base, config):
     assert [t for t in tabs if t["reach"] > t["right"] + 0.5] == []
     context.close()
     assert not errors, errors
+
+
+# Select from the start of the first section heading that a paragraph with math follows, to the
+# end of that paragraph; the texts that must not reach the suggestion.
+SELECT_HEADING_AND_MATH = """() => {
+  const h = [...document.querySelectorAll('main h2')].find(h => h.nextElementSibling?.matches('p')
+      && h.nextElementSibling.querySelector('.katex'));
+  const p = h.nextElementSibling;
+  const r = document.createRange(); r.setStartBefore(h.firstChild); r.setEndAfter(p.lastChild);
+  getSelection().removeAllRanges(); getSelection().addRange(r);
+  const number = h.querySelector('.header-section-number')?.textContent || '';
+  const math = p.querySelector('.katex annotation')?.textContent || '';
+  const mathText = p.querySelector('.katex .katex-html')?.textContent || '';
+  const toc = [...document.querySelectorAll('.toc-inline a')].map(a => a.textContent.trim()).filter(t => t.length > 12);
+  return {number, math, mathText, toc, heading: h.textContent};
+}"""
+
+
+def test_the_suggestion_carries_the_passage_as_a_reader_reads_it(chromium, base):
+    """Static host (issue links): a passage from a section heading through a paragraph with math
+    reaches the issue once each: no heading number, no "#" permalink, the formula once (not its
+    MathML, TeX and drawing in a row), no text of the hidden phone contents list; the title's
+    quote is cut at a word."""
+    context, page, errors = open_page(chromium, base, "desktop-light", "chapters/roofline.html")
+    opened = []
+    context.route("https://github.com/**", lambda r: (opened.append(r.request.url), r.abort()))
+    info = page.evaluate(SELECT_HEADING_AND_MATH)
+    assert info["number"] and info["mathText"]
+    page.get_by_role("button", name="Suggest a change").click()
+    dialog = page.get_by_role("dialog", name="Suggest a change")
+    dialog.get_by_label("Your suggestion").fill("Clearer, please.")
+    with context.expect_page() as popup:
+        dialog.get_by_role("button", name="Open an issue").click()
+    popup.value.wait_for_load_state("commit") if not opened else None
+    from urllib.parse import parse_qs, urlparse
+    query = parse_qs(urlparse(opened[0]).query)
+    body, title = query["body"][0], query["title"][0]
+    passage = "\n".join(line[2:] for line in body.split("\n") if line.startswith("> "))
+    context_line = next(line for line in body.split("\n") if line.startswith("**Context:**"))
+    assert not passage.startswith(info["number"].strip()), passage[:80]
+    assert "#" not in passage.split("\n")[0], passage[:80]
+    assert passage.count(info["mathText"].strip()) <= 1, passage
+    assert not any(t in context_line for t in info["toc"]), context_line
+    quoted = title.split(': "', 1)[1].rstrip('"')
+    if quoted.endswith("…"):
+        cut = quoted[:-1]
+        rest = " ".join(passage.split())[len(cut):]
+        assert " ".join(passage.split()).startswith(cut) and (rest[:1] in (" ", "") or cut.endswith(" ")), title
+    context.close()
+    assert not errors, errors
