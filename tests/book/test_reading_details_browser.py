@@ -144,3 +144,27 @@ def test_the_suggestion_carries_the_passage_as_a_reader_reads_it(chromium, base)
         assert " ".join(passage.split()).startswith(cut) and (rest[:1] in (" ", "") or cut.endswith(" ")), title
     context.close()
     assert not errors, errors
+
+
+def test_a_static_host_offers_the_clipboard_beside_the_issue_link(chromium, base):
+    """The book as built (issue links, no service): the form offers "Copy the suggestion" before
+    anything fails, says what to do without an account, and copying puts the suggestion, with its
+    passage, on the clipboard."""
+    context, page, errors = open_page(chromium, base, "desktop-light", "chapters/roofline.html")
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base.rstrip("/"))
+    page.evaluate("""() => { const p = document.querySelector('main p'); const r = document.createRange();
+        r.selectNodeContents(p); getSelection().removeAllRanges(); getSelection().addRange(r); }""")
+    page.get_by_role("button", name="Suggest a change").click()
+    dialog = page.get_by_role("dialog", name="Suggest a change")
+    dialog.get_by_label("Your suggestion").fill("A clearer first sentence.")
+    assert "No account?" in dialog.locator(".fb-note").inner_text()
+    copy = dialog.locator(".fb-actions button", has_text="Copy the suggestion")
+    assert copy.is_visible()
+    copy = dialog.locator(".fb-actions .fb-alt").last
+    copy.click()
+    sync_api = pytest.importorskip("playwright.sync_api")
+    sync_api.expect(copy).to_have_text("Copied")
+    text = page.evaluate("navigator.clipboard.readText()")
+    assert "A clearer first sentence." in text and "**Passage:**" in text
+    context.close()
+    assert not errors, errors
