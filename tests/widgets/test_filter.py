@@ -28,7 +28,8 @@ Not a widget.
 
 def pandoc(tmp_path, to, *extra):
     src = tmp_path / "in.md"
-    src.write_text(SOURCE)
+    # in print every widget is a numbered figure (test_print_needs_a_figure_id)
+    src.write_text(SOURCE if to == "html" else SOURCE.replace("{.widget", "{#fig-roof .widget"))
     env = {**os.environ, "BOOK_PYTHON": sys.executable}
     return subprocess.run([pypandoc.get_pandoc_path(), str(src), "--lua-filter", str(FILTER), "-t", to, *extra],
                           cwd=tmp_path, env=env, capture_output=True, text=True, check=True).stdout
@@ -97,3 +98,48 @@ def test_animation_prints_key_frames_side_by_side(tmp_path):
     for p in (tmp_path / "media").glob("*.svg"):
         n = p.stem.rsplit("step", 1)[1]
         assert f">Step {n} of 4." in p.read_text()     # each frame says which step it is
+
+
+def run_filter(tmp_path, source, to):
+    src = tmp_path / "w.md"
+    src.write_text(source)
+    env = {**os.environ, "BOOK_PYTHON": sys.executable}
+    return subprocess.run([pypandoc.get_pandoc_path(), str(src), "--lua-filter", str(FILTER), "-t", to,
+                           "--extract-media=media"], cwd=tmp_path, env=env, capture_output=True, text=True)
+
+
+def test_print_needs_a_figure_id(tmp_path):
+    """Print and EPUB number every widget figure (#34: the memory budget printed unnumbered): a
+    widget without #fig-… stops a print build, naming the widget."""
+    done = run_filter(tmp_path, '::: {.widget name="memory-budget"}\nA budget.\n:::\n', "typst")
+    assert done.returncode != 0 and 'widget "memory-budget" needs a figure id' in done.stderr
+    assert run_filter(tmp_path, '::: {.widget name="memory-budget"}\nA budget.\n:::\n', "html").returncode == 0
+
+
+def test_print_states_each_have_their_readouts_and_real_alt_text(tmp_path):
+    """A widget printed as a few states (the memory budget): the readout table has a column per
+    state, headed by its label, and each drawing's alt text says what it shows, not just "As set"."""
+    done = run_filter(tmp_path, '::: {#fig-mb .widget name="memory-budget"}\nA budget.\n:::\n', "json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    images, tables = [], []
+
+    def walk(x):
+        if isinstance(x, dict):
+            if x.get("t") == "Image":
+                images.append(x["c"][1])
+            if x.get("t") == "Table":
+                tables.append(x)
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+    walk(doc["blocks"])
+    alts = ["".join(i["c"] if i["t"] == "Str" else " " for i in alt) for alt in images]
+    assert len(alts) >= 2
+    for alt in alts:
+        assert len(alt) > 40 and "GiB" in alt, alt
+    [table] = tables
+    header = table["c"][3][1][0][1]                    # TableHead: attr, rows; a row: attr, cells
+    assert len(header) == 1 + len(alts)
