@@ -168,3 +168,23 @@ def test_a_static_host_offers_the_clipboard_beside_the_issue_link(chromium, base
     assert "A clearer first sentence." in text and "**Passage:**" in text
     context.close()
     assert not errors, errors
+
+
+@pytest.mark.parametrize("config", ["desktop-light", "phone-light"])
+def test_the_editions_page_is_a_page_of_the_book(chromium, base, config):
+    """The Editions page has the book's sidebar (a drawer on a phone), search and theme toggle like
+    every page; its sizes stay on one line; its BibTeX is shown whole, with a Copy button."""
+    context, page, errors = open_page(chromium, base, config, "editions.html")
+    assert page.locator("#sidebar a[href*='chapters/']").count() >= 5
+    assert page.locator(".search-open").is_visible() and page.locator(".theme-toggle").is_visible()
+    page.locator(".theme-toggle").click()
+    page.wait_for_function("document.documentElement.dataset.theme")
+    lines = page.evaluate("""() => [...document.querySelectorAll('.editions-table td.size')].map(td => {
+        const r = document.createRange(); r.selectNodeContents(td);
+        return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size; })""")
+    assert lines and set(lines) == {1}, lines
+    bib = page.locator("pre.cite-bibtex").first
+    assert bib.evaluate("p => p.scrollWidth <= p.clientWidth + 1")
+    assert bib.locator(".copy-code").count() == 1
+    context.close()
+    assert not errors, errors
