@@ -18,3 +18,18 @@ def test_no_modifier_letter_t_in_the_text_of_the_book(built_book):
             assert "ᵀ" not in definition, (page.name, definition)
     glossary = (built_book / "appendices" / "glossary.html").read_text(encoding="utf-8")
     assert "QK<sup>T</sup>" in glossary
+
+
+def test_typography_of_references_titles_and_footer(built_book):
+    """#34: a cross-reference never breaks between its name and number (a no-break space, as
+    Quarto's nbspString); an appendix title is "Appendix B — Chapter map" with one gap before the
+    dash and no break before it; the footer names the licence once, as the link."""
+    chapter = (built_book / "chapters" / "roofline.html").read_text(encoding="utf-8")
+    refs = re.findall(r'class="xref"[^>]*>([^<]+)</a>', chapter)
+    named = [r for r in refs if re.match(r"(Figure|Table|Section|Equation|Chapter|Appendix)\W", r)]
+    assert named and all("\u00a0" in r and " " not in r for r in named), named[:5]
+    appendix = (built_book / "appendices" / "chapter-map.html").read_text(encoding="utf-8")
+    h1 = TAG.sub("", re.search(r"<h1[^>]*>(.*?)</h1>", appendix, re.S).group(1))
+    assert h1 == "Appendix\u00a0B—\u00a0Chapter map", repr(h1)
+    footer = TAG.sub("", re.search(r'<p class="license">(.*?)</p>', chapter, re.S).group(1))
+    assert footer.count("CC BY 4.0") == 1, footer

@@ -39,6 +39,7 @@ def test_chapters_parts_and_numbers(pdf):
 
 def test_floats_cross_references_and_inline_values(pdf):
     _path, text, _pages, _n = pdf
+    text = text.replace("\u00a0", " ")             # "Figure 1.1" has a no-break space (Quarto's nbspString)
     assert "Figure 1.1: A straight line." in text
     assert "Table 1.1: A small table (Williams" in text
     assert "(1.1)" in text
@@ -88,7 +89,7 @@ def test_cross_references_and_citations_are_links_in_the_pdf(built_fixture):
 
 def test_table_captions_sit_above_their_tables(pdf):
     _path, _text, pages, _n = pdf
-    [page] = [p for p in pages if "Table 1.1: A small table" in p]
+    [page] = [p for p in pages if "Table 1.1: A small table" in p.replace("\u00a0", " ")]
     lines = [line.split() for line in page.splitlines()]
     caption = next(i for i, words in enumerate(lines) if words[:2] == ["Table", "1.1:"])
     header = next(i for i, words in enumerate(lines) if words == ["a", "b"])
