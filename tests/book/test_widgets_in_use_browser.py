@@ -164,3 +164,30 @@ def test_the_controls_stay_put_while_in_use(chromium, base, viewport, page_path,
     assert abs(after - before) < 1, (widget, name, before, after)
     assert web.errors == []
     web.context.close()
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1440px", "390px"])
+def test_small_ones_turn_and_tilt_only_in_3d_labels_11px_styled_buttons(chromium, base, viewport):
+    """#34, 17: the block grid shows Turn and Tilt only in its 3D view (they do nothing in 2D); every
+    widget control's text is at least 11 CSS px ("Projection" was 10.9); "Change my answer" is
+    styled like the book's buttons, not the browser's."""
+    web = open_live(chromium, base, "chapters/cuda-threads.html", viewport)
+    page = web.page
+    views = page.evaluate("""() => [...document.querySelectorAll('.widget[data-widget="blockgrid"]')].map(w => ({
+        view: w.querySelector('input[name=view]:checked').value,
+        shown: ['yaw', 'pitch'].filter(n => w.querySelector(`input[name=${n}]`).getClientRects().length)}))""")
+    assert {v["view"] for v in views} == {"2d", "3d"}
+    for v in views:
+        assert v["shown"] == (["yaw", "pitch"] if v["view"] == "3d" else []), views
+    small = page.evaluate("""() => [...document.querySelectorAll('.widget-controls *')].filter(e =>
+        e.getClientRects().length && [...e.childNodes].some(n => n.nodeType === 3 && n.data.trim())
+        && parseFloat(getComputedStyle(e).fontSize) < 11).map(e => e.textContent.trim() + ' ' + getComputedStyle(e).fontSize)""")
+    assert small == []
+    web.context.close()
+    web = open_live(chromium, base, "chapters/roofline.html", viewport)
+    change = web.page.locator(".predict-change").first
+    style = change.evaluate("b => { const s = getComputedStyle(b); return [s.borderTopColor, s.backgroundColor, s.borderRadius]; }")
+    default = web.page.evaluate("""() => { const b = document.createElement('button'); document.body.append(b);
+        const s = getComputedStyle(b); const r = [s.borderTopColor, s.backgroundColor, s.borderRadius]; b.remove(); return r; }""")
+    assert style != default and style[2] != "0px", (style, default)
+    web.context.close()
