@@ -188,3 +188,23 @@ def test_the_editions_page_is_a_page_of_the_book(chromium, base, config):
     assert bib.locator(".copy-code").count() == 1
     context.close()
     assert not errors, errors
+
+
+def test_tables_code_and_widgets_use_the_width_at_1440px(chromium, base):
+    """1440 px (#34, 16): the text keeps its measure, while a wide table (Table 7.3, marked
+    column-page-right as Quarto's column classes) and the widgets take the margin column too: the
+    table's cells stay on one line ("1.61 GFLOP" wrapped) and a widget is wider than the text."""
+    context, page, errors = open_page(chromium, base, "desktop-light", "chapters/serving.html")
+    text = page.evaluate("document.querySelector('main > section p, main p').getBoundingClientRect().width")
+    table = page.evaluate("""() => { const t = document.querySelector('#tbl-serving-step table');
+      // its figures: a number and its unit ("1.61 GFLOP"); headers and names may wrap
+      const wrapped = [...t.querySelectorAll('td')].filter(c => /^[\d.,]+\s*\S*$/.test(c.textContent.trim())).filter(c => { const r = document.createRange();
+        r.selectNodeContents(c); return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size > 1; })
+        .map(c => c.textContent.trim());
+      return {width: t.getBoundingClientRect().width, wrapped}; }""")
+    widget = page.evaluate("document.querySelector('.widget[data-widget]').getBoundingClientRect().width")
+    assert text <= 42 * 17 + 1
+    assert table["wrapped"] == [], table
+    assert widget > text + 100, (widget, text)
+    context.close()
+    assert not errors, errors
