@@ -196,7 +196,7 @@ def test_tables_code_and_widgets_use_the_width_at_1440px(chromium, base):
     table's cells stay on one line ("1.61 GFLOP" wrapped) and a widget is wider than the text."""
     context, page, errors = open_page(chromium, base, "desktop-light", "chapters/serving.html")
     text = page.evaluate("document.querySelector('main > section p, main p').getBoundingClientRect().width")
-    table = page.evaluate("""() => { const t = document.querySelector('#tbl-serving-step table');
+    table = page.evaluate(r"""() => { const t = document.querySelector('#tbl-serving-step table');
       // its figures: a number and its unit ("1.61 GFLOP"); headers and names may wrap
       const wrapped = [...t.querySelectorAll('td')].filter(c => /^[\d.,]+\s*\S*$/.test(c.textContent.trim())).filter(c => { const r = document.createRange();
         r.selectNodeContents(c); return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size > 1; })
