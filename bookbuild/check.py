@@ -32,12 +32,14 @@ KNOWN_DIV_CLASSES = {
     "callout-note", "callout-tip", "callout-warning", "callout-important", "callout-caution",
     "panel-tabset", "column-margin", "cell", "cell-output", "cell-output-display", "callout",
     "unnumbered", "unlisted", "content-visible", "content-hidden",
+    # Quarto's page columns that reach into the margin (assets/css/book.css, #34)
+    "column-page", "column-page-right", "column-page-inset-right",
 }
 KNOWN_SPAN_CLASSES = {"smallcaps", "underline", "mark", "unnumbered", "aside", "content-visible", "content-hidden"}
 # Documented Quarto classes this build does not implement (a Quarto render would differ).
 UNSUPPORTED_CLASSES = {
-    "column-body", "column-body-outset", "column-page", "column-page-inset", "column-screen",
-    "column-screen-inset", "column-page-right", "column-page-left", "column-body-outset-right",
+    "column-body", "column-body-outset", "column-page-inset", "column-screen",
+    "column-screen-inset", "column-page-left", "column-body-outset-right",
     "column-screen-inset-shaded", "hidden", "columns", "column",
     "panel-sidebar", "panel-fill", "panel-center", "panel-input", "incremental", "nonincremental",
     "fragment", "r-stack", "lightbox", "border", "notes", "callout-appearance",

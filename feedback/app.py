@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import hmac
 import ipaddress
 import logging
+import secrets
 from urllib.parse import parse_qs, quote
 
 from starlette.applications import Starlette
@@ -50,7 +52,7 @@ def create_app(config: Config, repo: Repository | None = None, site: str | None 
         except Invalid as refusal:
             return refuse(refusal.status, refusal.reason)
         try:
-            stored = await run_in_threadpool(repo.add, submission)
+            stored = await run_in_threadpool(repo.add, submission, reader_key(request))
         except Exception:
             log.exception("storing %s failed", submission.id)
             return refuse(503, "storage unavailable; try again later")
@@ -111,7 +113,7 @@ def create_app(config: Config, repo: Repository | None = None, site: str | None 
             Route("/api/health", health, methods=["GET"]),
             Route("/review", review_page, methods=["GET"]),
             Route("/review/resolve", review_resolve, methods=["POST"]),
-            *([Mount("/", app=Site(site))] if site else []),
+            *([Mount("/", app=Site(site, endpoint="/api/feedback"))] if site else []),
         ],
         middleware=[Middleware(CORSMiddleware, allow_origins=list(config.allow_origins))],
         exception_handlers={HTTPException: http_error},
@@ -134,6 +136,16 @@ async def _read_body(request: Request) -> bytes:
             raise Invalid(f"request body too large (max {MAX_BODY_BYTES} bytes)", 413)
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+# A per-process key: a reader is told apart by a keyed hash of their address, which is never stored
+# and cannot be recovered from the database (nor matched across restarts, which the window needs not).
+_READER_KEY = secrets.token_bytes(32)
+
+
+def reader_key(request: Request) -> str:
+    host = request.client.host if request.client else "?"
+    return hmac.new(_READER_KEY, host.encode(), hashlib.sha256).hexdigest()[:32]
 
 
 def _may_review(request: Request, token: str | None, offered: str | None = None) -> bool:

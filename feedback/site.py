@@ -8,6 +8,9 @@ Starlette's StaticFiles (safe paths, ETag, 304, Range, HEAD) with what a book ne
   JavaScript, JSON, SVG and wasm compressed once with Brotli or gzip and kept in memory.
 - MIME types that browsers insist on: ``application/wasm`` (streaming compile), ``text/javascript``
   for ``.mjs`` (module scripts).
+- The pages name this service's endpoint (``<meta name="feedback-endpoint">``, which the page script
+  reads) when the book was built without one: one command self-hosts a book built for issue links,
+  with no rebuild, and a static host's copy of the same pages makes no request to find out.
 """
 
 from __future__ import annotations
@@ -67,9 +70,22 @@ def accepted_encodings(headers: Headers) -> set[str]:
     return out
 
 
+HEAD = re.compile(rb"<head\b[^>]*>", re.I)
+
+
+def with_endpoint(page: bytes, endpoint: str) -> bytes:
+    """``page`` naming ``endpoint`` in its head, unless it names an endpoint of its own."""
+    if b'name="feedback-endpoint"' in page:
+        return page
+    tag = f'<meta name="feedback-endpoint" content="{endpoint}">'.encode()
+    m = HEAD.search(page)
+    return page[:m.end()] + tag + page[m.end():] if m else page
+
+
 class Site(StaticFiles):
-    def __init__(self, directory: str):
+    def __init__(self, directory: str, endpoint: str | None = None):
         super().__init__(directory=directory, html=True)
+        self.endpoint = endpoint
         self._cache: OrderedDict[tuple, bytes] = OrderedDict()
         self._cached_bytes = 0
         self._lock = threading.Lock()
@@ -87,6 +103,13 @@ class Site(StaticFiles):
                 response = FileResponse(full_path + ext, status_code, media_type=kind,
                                         headers={**headers, "Content-Encoding": coding})
                 break
+        if response is None and self.endpoint and kind == "text/html":
+            coding = next((c for c in ("br", "gzip") if c in accepts and (c == "gzip" or brotli)), None)
+            body = self._compressed(full_path, stat_result, coding, page=True)
+            tag = hashlib.md5(f"{stat_result.st_mtime}-{stat_result.st_size}-{self.endpoint}".encode()).hexdigest()
+            response = Response(body, status_code, media_type=kind, headers={
+                **headers, **({"Content-Encoding": coding} if coding else {}), "ETag": f'"{tag}-{coding or "identity"}"',
+                "Last-Modified": formatdate(stat_result.st_mtime, usegmt=True)})
         if response is None:
             coding = next((c for c in ("br", "gzip") if c in accepts and (c == "gzip" or brotli)), None)
             if coding and COMPRESSIBLE.match(kind) and stat_result.st_size >= MIN_COMPRESS and "range" not in request:
@@ -101,15 +124,18 @@ class Site(StaticFiles):
             return NotModifiedResponse(response.headers)
         return response
 
-    def _compressed(self, path: str, st: os.stat_result, coding: str) -> bytes:
-        key = (path, st.st_mtime_ns, st.st_size, coding)
+    def _compressed(self, path: str, st: os.stat_result, coding: str | None, page: bool = False) -> bytes:
+        """The file compressed with ``coding`` (None: as it is); a page naming the endpoint."""
+        key = (path, st.st_mtime_ns, st.st_size, coding, page)
         with self._lock:
             if key in self._cache:
                 self._cache.move_to_end(key)
                 return self._cache[key]
         with open(path, "rb") as f:
             raw = f.read()
-        body = brotli.compress(raw, quality=5) if coding == "br" else gzip.compress(raw, 6, mtime=0)
+        if page:
+            raw = with_endpoint(raw, self.endpoint)
+        body = raw if coding is None else brotli.compress(raw, quality=5) if coding == "br" else gzip.compress(raw, 6, mtime=0)
         with self._lock:
             self._cache[key] = body
             self._cached_bytes += len(body)

@@ -14,13 +14,16 @@ import sqlite3
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from feedback.validation import Submission
 
 COLUMNS = ("id", "page", "section", "version", "exact", "prefix", "suffix",
            "suggestion", "name", "email", "digest", "status", "created_at", "resolved_at", "errata")
+# The same passage and text from one reader within this many seconds is one suggestion sent twice
+# (a second click, a reload, a retry with a new id): the first record stands (Repository.add).
+REPEAT_WINDOW_S = 600
 
 SCHEMA = (
     """CREATE TABLE IF NOT EXISTS feedback (
@@ -38,10 +41,12 @@ SCHEMA = (
         status TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'resolved')),
         created_at TEXT NOT NULL,
         resolved_at TEXT,
-        errata TEXT
+        errata TEXT,
+        reader TEXT
     )""",
     "CREATE INDEX IF NOT EXISTS feedback_page_created ON feedback (page, created_at)",
     "CREATE INDEX IF NOT EXISTS feedback_status_created ON feedback (status, created_at)",
+    "CREATE INDEX IF NOT EXISTS feedback_digest_created ON feedback (digest, created_at)",
 )
 
 
@@ -147,6 +152,8 @@ class Repository:
             have = {d[0] for d in cur.description}
         if "errata" not in have:
             self._execute("ALTER TABLE feedback ADD COLUMN errata TEXT")
+        if "reader" not in have:
+            self._execute("ALTER TABLE feedback ADD COLUMN reader TEXT")
 
     def _execute(self, statement: str, params: tuple = ()) -> list[tuple]:
         """Run one statement; retried once on a dropped connection (every statement here is idempotent)."""
@@ -160,14 +167,24 @@ class Repository:
                     raise
         raise AssertionError("unreachable")
 
-    def add(self, s: Submission) -> Stored:
+    def add(self, s: Submission, reader: str | None = None) -> Stored:
+        """Store ``s``. ``reader``: who sent it (app.reader_key: a keyed hash of the address, never
+        the address); the same content from the same reader within REPEAT_WINDOW_S answers
+        ``duplicate`` with the first record's id instead of storing it again."""
         digest = s.digest()
+        if reader is not None:
+            since = (datetime.now(timezone.utc) - timedelta(seconds=REPEAT_WINDOW_S)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+            earlier = self._execute(
+                "SELECT id FROM feedback WHERE digest = ? AND reader = ? AND created_at >= ? AND id <> ?"
+                " ORDER BY created_at LIMIT 1", (digest, reader, since, s.id))
+            if earlier:
+                return Stored("duplicate", earlier[0][0])
         inserted = self._execute(
             "INSERT INTO feedback (id, page, section, version, exact, prefix, suffix, suggestion,"
-            " name, email, digest, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?)"
+            " name, email, digest, status, created_at, reader) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?, ?)"
             " ON CONFLICT (id) DO NOTHING RETURNING id",
             (s.id, s.page, s.section, s.version, s.exact, s.prefix, s.suffix, s.suggestion,
-             s.name, s.email, digest, utc_now()),
+             s.name, s.email, digest, utc_now(), reader),
         )
         if inserted:
             return Stored("created", s.id)

@@ -15,6 +15,14 @@ the build.  The glossary page is the chapter file named glossary.qmd.
 ]]
 
 local stringify = pandoc.utils.stringify
+
+-- A definition as plain text (a hover's title and data-definition): a superscript as ^x, which every
+-- font draws (QK^T), where stringify would run it into its base (QKT).
+local function plain(inlines)
+  return stringify(pandoc.Inlines(inlines):walk({
+    Superscript = function(s) return pandoc.Str("^" .. stringify(s.content)) end,
+  }))
+end
 local project = dofile(pandoc.path.join({ pandoc.path.directory(PANDOC_SCRIPT_FILE), "project.lua" }))(PANDOC_SCRIPT_FILE)
 local is_html = FORMAT:match("html") ~= nil
 
@@ -63,7 +71,7 @@ local function register(meta, chapter)
     end
     seen[key] = true
     local def = as_inlines(t.def)
-    terms[key] = { name = name, def = def, text = stringify(def), chapter = chapter }
+    terms[key] = { name = name, def = def, text = plain(def), chapter = chapter }
   end
 end
 

@@ -73,13 +73,21 @@ local function params_of(div)
   return params
 end
 
-local function readout_table(readouts)
+--- The readouts as a table: one value column, or one per printed state (headed by its label).
+local function readout_table(readouts, states, labels)
   local rows = {}
-  for _, r in ipairs(readouts) do
-    table.insert(rows, { { pandoc.Plain(pandoc.Str(r[1])) }, { pandoc.Plain(pandoc.Str(r[2])) } })
+  states = states or { readouts }
+  for i, r in ipairs(states[1]) do
+    local row = { { pandoc.Plain(pandoc.Str(r[1])) } }
+    for _, state in ipairs(states) do table.insert(row, { pandoc.Plain(pandoc.Str(state[i] and state[i][2] or "")) }) end
+    table.insert(rows, row)
   end
-  local simple = pandoc.SimpleTable({}, { "AlignLeft", "AlignRight" }, { 0, 0 },
-    { { pandoc.Plain("Readout") }, { pandoc.Plain("Value") } }, rows)
+  local header, aligns, widths = { { pandoc.Plain("Readout") } }, { "AlignLeft" }, { 0 }
+  for i = 1, #states do
+    table.insert(header, { pandoc.Plain(labels and labels[i] or "Value") })
+    table.insert(aligns, "AlignRight"); table.insert(widths, 0)
+  end
+  local simple = pandoc.SimpleTable({}, aligns, widths, header, rows)
   local tbl = pandoc.utils.from_simple_table(simple)
   tbl.classes:insert("widget-readouts")
   return tbl
@@ -103,7 +111,14 @@ local function Div(div)
     local caption = #div.content > 0 and pandoc.write(pandoc.Pandoc(div.content), "html") or ""
     return pandoc.RawBlock("html", render(name, params, "html", caption))
   end
+  -- In print and EPUB a widget is a numbered figure (its static drawing and readouts stand for it),
+  -- which needs an id for Quarto's cross-references to number it.
+  if not div.identifier:match("^fig%-") then
+    fail(('widget "%s" needs a figure id, ::: {#fig-... .widget name="%s"}: print and EPUB number it'):format(name, name),
+      'name="' .. name .. '"')
+  end
   local result = pandoc.json.decode(render(name, params, "json"), false)
+  local null = pandoc.json.null
   local caption = pandoc.utils.blocks_to_inlines(div.content)
   local images = {}
   if result.frames and result.frames ~= pandoc.json.null then
@@ -112,11 +127,15 @@ local function Div(div)
     for _, s in ipairs(result.frame_steps) do table.insert(steps, string.format("%d", s)) end
     local last = table.remove(steps)
     local which = #steps > 0 and (table.concat(steps, ", ") .. " and " .. last) or last
-    caption:extend({ pandoc.Space(), pandoc.Str("Shown: steps " .. which .. ".") })
+    -- (states chosen by print_frames are named by their labels, in the alt text and the table)
+    if result.frame_labels == null or not result.frame_labels then
+      caption:extend({ pandoc.Space(), pandoc.Str("Shown: steps " .. which .. ".") })
+    end
     for i, svg in ipairs(result.frames) do
       local file = figure_file(string.format("%s-step%d", name, result.frame_steps[i]), svg)
-      local labels = result.frame_labels ~= pandoc.json.null and result.frame_labels or nil
-      local alt = { pandoc.Str(labels and labels[i] or string.format("Step %d", result.frame_steps[i])) }
+      local labels = result.frame_labels ~= null and result.frame_labels or nil
+      local alts = result.frame_alts ~= null and result.frame_alts or nil
+      local alt = { pandoc.Str(alts and alts[i] or labels and labels[i] or string.format("Step %d", result.frame_steps[i])) }
       -- two to a row: three across a printed page would shrink the frames' labels below 7 pt
       local per_row = math.min(2, #result.frames)
       table.insert(images, pandoc.Image(alt, file, "", { ["width"] = string.format("%d%%", 96 // per_row) }))
@@ -126,13 +145,23 @@ local function Div(div)
     end
   else
     local file = figure_file(name, result.svg)
-    images = { pandoc.Image(caption, file, "", { ["width"] = "100%" }) }
+    -- alt text: what the drawing shows, in words (the caption is printed under it already)
+    local alt = result.alt ~= null and result.alt ~= "" and { pandoc.Str(result.alt) } or caption
+    images = { pandoc.Image(alt, file, "", { ["width"] = "100%" }) }
   end
   local figure = pandoc.Figure(pandoc.Plain(images), { pandoc.Plain(caption) },
                                { id = div.identifier, class = "widget-static" })
-  local out = { figure, readout_table(result.readouts) }
-  if result.message and result.message ~= pandoc.json.null then
-    table.insert(out, pandoc.Para({ pandoc.Emph(pandoc.Str(result.message)) }))
+  local out
+  if result.frame_readouts and result.frame_readouts ~= null then
+    out = { figure, readout_table(nil, result.frame_readouts, result.frame_labels) }
+    for i, m in ipairs(result.frame_messages) do
+      if m ~= null then table.insert(out, pandoc.Para({ pandoc.Emph(pandoc.Str(result.frame_labels[i] .. ": " .. m)) })) end
+    end
+  else
+    out = { figure, readout_table(result.readouts) }
+    if result.message and result.message ~= null then
+      table.insert(out, pandoc.Para({ pandoc.Emph(pandoc.Str(result.message)) }))
+    end
   end
   return out
 end

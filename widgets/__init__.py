@@ -344,7 +344,8 @@ def readouts_html(readouts) -> str:
 
 def static_html(name: str, raw: dict | None = None, caption_html: str = "") -> str:
     """The complete widget root: static figure (at both layout widths), (disabled) controls right
-    under it (a phone keeps the figure in view above them), readouts, status line.
+    under it (a phone keeps the figure in view above them), the message under the controls (so
+    that one appearing never moves them), readouts, status line.
 
     The page is right before any script runs; the host script only enables the
     controls and takes over the figure."""
@@ -362,9 +363,9 @@ def static_html(name: str, raw: dict | None = None, caption_html: str = "") -> s
         f'<div class="widget{sticky}" data-widget="{_attr(name)}" data-state="static"'
         f" data-params='{_attr(params)}' data-spec='{_attr(spec(name))}'>"
         f'<figure class="widget-figure"><div class="widget-svg">{figures}</div>{caption}</figure>'
-        f'<p class="widget-message" aria-live="polite"{"" if message else " hidden"}>{esc(message)}</p>'
         f'<form class="widget-controls" aria-label="{_attr(title)} controls" onsubmit="return false">'
         f'<fieldset disabled>{controls}</fieldset></form>'
+        f'<p class="widget-message" aria-live="polite"{"" if message else " hidden"}>{esc(message)}</p>'
         f'{readouts_html(result["readouts"])}'
         f'<p class="widget-status" role="status">Static figure until Python has loaded.</p>'
         f"</div>"

@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from . import NAMES, get, problems, render, standalone_svg, static_html
+from . import NAMES, get, problems, render, standalone_svg, static_html, summary
 
 
 def main(argv=None) -> int:
@@ -41,11 +41,17 @@ def main(argv=None) -> int:
             result["frames"] = [standalone_svg(args.name, {**params, "step": s, "_width": 300}) for s in steps]
             result["frame_steps"] = steps
             result["readouts"] = render(args.name, {**params, "step": steps[-1]})["readouts"]
-        elif hasattr(module, "print_frames"):  # a few telling states side by side; readouts of the first
+        elif hasattr(module, "print_frames"):  # a few telling states side by side, each one's readouts
             frames = module.print_frames(result["params"])
             result["frames"] = [standalone_svg(args.name, {**params, **over, "_width": 300}) for _, over in frames]
             result["frame_steps"] = list(range(1, len(frames) + 1))
             result["frame_labels"] = [label for label, _ in frames]
+            states = [(label, render(args.name, {**params, **over})) for label, over in frames]
+            result["frame_readouts"] = [r["readouts"] for _, r in states]
+            # alt text: what each drawing shows, in words (its label alone said "As set")
+            result["frame_alts"] = [f"{label}: {summary(module, r['params'], r)}" for label, r in states]
+            result["frame_messages"] = [r.get("message") for _, r in states]
+        result["alt"] = summary(module, result["params"], render(args.name, params))
         out = json.dumps(result)
     sys.stdout.write(out + "\n")
     return 0

@@ -70,10 +70,15 @@ def svg_root(width: float, height: float, cls: str, title: str, desc: str, body:
     )
 
 
+# A transpose's superscript T as a real superscript: U+1D40 (ᵀ) is missing from many serif fonts
+# (Debian without Charter or Georgia falls back to one that draws it as ˢ).
+SUPER_T = '<tspan baseline-shift="super" font-size="75%">T</tspan>'
+
+
 def text(x, y, content, cls="", anchor="start", extra="") -> str:
     c = f' class="{cls}"' if cls else ""
     a = f' text-anchor="{anchor}"' if anchor != "start" else ""
-    return f'<text x="{num(x)}" y="{num(y)}"{c}{a}{extra}>{esc(content)}</text>'
+    return f'<text x="{num(x)}" y="{num(y)}"{c}{a}{extra}>{esc(content).replace("ᵀ", SUPER_T)}</text>'
 
 
 def line(x1, y1, x2, y2, cls) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from calc import attention, kernels
+from calc import attention, fmt, kernels
 
 from . import Param
 from ._svg import STRONG_CHAR_PX, esc, num, svg_root, text, text_lines, wrap_px
@@ -86,6 +86,39 @@ def _grid_lines(x0, y0, cell, rows, cols, step_r, step_c, cls):
     return f'<path d="{d}" class="{cls}"/>' if d else ""
 
 
+def _p_note(params) -> str:
+    """The line under P: how the kernel holds it."""
+    n = params["n"]
+    if params["kernel"] == "flash":
+        return f"Never stored: {flash_block(params)[0]} blocks, one at a time."
+    if params["kernel"] == "tiled":
+        return f"{n}×{n}, in memory; S = QKᵀ in {params['tile']}×{params['tile']} tiles."
+    return f"{n}×{n}, in memory; darker: larger weight in its row."
+
+
+def _layout(W: int, n: int, dv: int, notes: int) -> tuple[float, float, float, float]:
+    """P's size, O's cell, the room under P and the figure's height, for N = n, d = dv."""
+    narrow = W < 520
+    p_size = min(W - 24, 260) if narrow else min(W * 0.3, 240)
+    # On a phone O takes the whole width and its checks go below it; else they sit beside it.
+    room = W - 20 if narrow else W - (10 + p_size + 26) - 262      # the check columns need 262 px
+    cell = max(10.0, min(36.0, room / dv, 300 / n))
+    under_p = p_size + 10 + 14 * notes          # the panel and its note lines
+    top = 26
+    H = top + under_p + 32 + n * cell + 30 + n * CHECK_ROW if narrow else top + max(under_p, n * cell + 10)
+    return p_size, cell, under_p, H
+
+
+def reserved_height(params: dict, W: int, notes: int) -> float:
+    """The figure's height: the tallest it takes for any kernel, N and d, so that a reader moving
+    them never moves the controls under the figure (its drawing sits at the top of that box)."""
+    n_max = next(p.max for p in PARAMS if p.name == "n")
+    d_max = next(p.max for p in PARAMS if p.name == "d")
+    widest = max(len(wrap_px(_p_note({**params, "n": n_max, "kernel": k}), _layout(W, 1, 1, 0)[0] + 20))
+                 for k, _ in KERNEL_LABELS)
+    return max(_layout(W, n, d, max(notes, widest))[3] for n in range(1, n_max + 1) for d in range(1, d_max + 1))
+
+
 def _p_panel(params, P, x0, y0, size):
     """P = softmax(S): a heat map (stored) or its Br×Bc blocks (FlashAttention never stores it).
     Returns the body and the number of note lines under the panel (wrapped to its width)."""
@@ -101,13 +134,9 @@ def _p_panel(params, P, x0, y0, size):
     body.append(f'<rect x="{num(x0)}" y="{num(y0)}" width="{num(size)}" height="{num(size)}" class="wg-axis"/>')
     if flash:
         body.append(_grid_lines(x0, y0, cell, n, n, params["block_rows"], params["block_cols"], "wg-blocks"))
-        note = f"Never stored: {flash_block(params)[0]} blocks, one at a time."
     elif params["kernel"] == "tiled":
         body.append(_grid_lines(x0, y0, cell, n, n, params["tile"], params["tile"], "wg-blocks"))
-        note = f"{n}×{n}, in memory; S = QKᵀ in {params['tile']}×{params['tile']} tiles."
-    else:
-        note = f"{n}×{n}, in memory; darker: larger weight in its row."
-    lines = wrap_px(note, size + 20)
+    lines = wrap_px(_p_note(params), size + 20)
     body += text_lines(x0, y0 + size + 14, lines, "wg-small wg-muted")
     return body, len(lines)
 
@@ -121,7 +150,7 @@ def _o_panel(params, O, row_err, sums, x0, y0, cell, show_values, checks_below=F
         for c, v in enumerate(row):
             x, y = x0 + c * cell, y0 + i * cell
             body.append(f'<rect x="{num(x)}" y="{num(y)}" width="{num(cell)}" height="{num(cell)}"'
-                        f' class="{_heat_class(v, scale)}"><title>O[{i}][{c}] = {v:.6g}</title></rect>')
+                        f' class="{_heat_class(v, scale)}"><title>O[{i}][{c}] = {fmt.num(v, 6)}</title></rect>')
             if show_values:
                 body.append(text(x + cell / 2, y + cell / 2 + 4, f"{v:.2f}", "wg-small wg-cellnum", "middle"))
     body.append(f'<rect x="{num(x0)}" y="{num(y0)}" width="{num(dv * cell)}" height="{num(n * cell)}" class="wg-axis"/>')
@@ -140,7 +169,7 @@ def _o_panel(params, O, row_err, sums, x0, y0, cell, show_values, checks_below=F
     for i in range(n):
         y = cy + i * pitch + pitch / 2 + fs / 3
         size = f' font-size="{num(fs)}"'
-        body.append(text(cx, y, f"{sums[i]:.16g}", "wg-mono", extra=size))
+        body.append(text(cx, y, fmt.num(sums[i], 12), "wg-mono", extra=size))   # 1.00000000000
         body.append(text(cx + 140, y, sci(row_err[i]), "wg-mono" + (" wg-bad" if row_err[i] > TOLERANCE else ""),
                          extra=size))
     return body
@@ -152,24 +181,20 @@ def render(params: dict) -> dict:
     n, dv = params["n"], params["d"]
     W = params.get("_width", 640)
     narrow = W < 520
-    p_size = min(W - 24, 260) if narrow else min(W * 0.3, 240)
-    # On a phone O takes the whole width and its checks go below it; else they sit beside it.
-    room = W - 20 if narrow else W - (10 + p_size + 26) - 262      # the check columns need 262 px
-    cell = max(10.0, min(36.0, room / dv, 300 / n))
+    p_size, cell, _, _ = _layout(W, n, dv, 0)
     show_values = cell >= 30
     top = 26
     body = []
     p_body, notes = _p_panel(params, r["P"], 10, top, p_size)
     body += p_body
-    under_p = p_size + 10 + 14 * notes          # the panel and its note lines
+    _, _, under_p, _ = _layout(W, n, dv, notes)
     if narrow:
         oy = top + under_p + 32
         body += _o_panel(params, O, r["row_err"], chk.row_sums, 10, oy, cell, show_values, checks_below=True)
-        H = oy + n * cell + 30 + n * CHECK_ROW
     else:
         ox = 10 + p_size + 26
         body += _o_panel(params, O, r["row_err"], chk.row_sums, ox, top, cell, show_values)
-        H = top + max(under_p, n * cell + 10)
+    H = reserved_height(params, W, notes)
     agrees = chk.ok(TOLERANCE)
     kernel_label = dict(KERNEL_LABELS)[params["kernel"]]
     block, cut = flash_block(params)

@@ -42,8 +42,11 @@ PARAMS = [
     Param("sel_y", "int", "Thread y (global)", 5, min=0, max=BIG, control="number", group="Selected thread"),
     Param("sel_z", "int", "Thread z (global)", 0, min=0, max=BIG, control="number", group="Selected thread"),
     Param("view", "choice", "Projection", "2d", options=(("2d", "2D"), ("3d", "3D")), control="radio", group="View"),
-    Param("yaw", "int", "Turn (3D)", 30, min=0, max=345, step=15, wrap=True, unit="°", group="View"),
-    Param("pitch", "int", "Tilt (3D)", 25, min=-60, max=80, step=5, unit="°", group="View"),
+    # only in the 3D view (in 2D they would do nothing)
+    Param("yaw", "int", "Turn (3D)", 30, min=0, max=345, step=15, wrap=True, unit="°", group="View",
+          show_if=("view", ("3d",))),
+    Param("pitch", "int", "Tilt (3D)", 25, min=-60, max=80, step=5, unit="°", group="View",
+          show_if=("view", ("3d",))),
 ]
 
 EXAMPLES = [{"block_x": 2048}, {"block_z": 128}, {"view": "3d", "grid_z": 3, "block_z": 2},

@@ -205,12 +205,24 @@
         box.classList.toggle("pinned", pinned);
         trigger.after(box);              // right after its trigger: Tab reaches what it holds
         trigger.setAttribute("aria-describedby", id);
+        api.place();
+      },
+      // Below its trigger, or above it when there is more room there than the popover needs
+      // below; never taller than the room it opens into (its content scrolls inside).
+      place() {
+        if (!owner) return;
+        box.style.maxHeight = "";
         const host = box.offsetParent || document.body;
-        const hr = host.getBoundingClientRect(), r = trigger.getBoundingClientRect();
-        const width = box.offsetWidth;
+        const hr = host.getBoundingClientRect(), r = owner.getBoundingClientRect();
+        const below = innerHeight - r.bottom - 14, above = r.top - 14;
+        const need = box.offsetHeight;
+        const up = need > below && above > below;
+        const room = Math.max(80, up ? above : below);
+        if (need > room) box.style.maxHeight = `${room}px`;
+        const width = box.offsetWidth, height = Math.min(need, room);
         const left = Math.max(8, Math.min(r.left, innerWidth - width - 8)) - hr.left;
         box.style.left = `${left}px`;
-        box.style.top = `${r.bottom - hr.top + 6}px`;
+        box.style.top = `${(up ? r.top - 6 - height : r.bottom + 6) - hr.top}px`;
       },
       hide() {
         cancel();
@@ -293,7 +305,12 @@
     const title = a.dataset.xrefTitle;
     const text = () => [Object.assign(document.createElement("p"), { textContent: title ? `${a.textContent}: ${title}` : a.textContent })];
     xrefPop.hover(a, () => {
-      target(a).then((copy) => { if (copy && xrefPop.owner === a) { xrefPop.box.replaceChildren(copy); } }).catch(() => {});
+      target(a).then((copy) => {
+        if (!copy || xrefPop.owner !== a) return;
+        xrefPop.box.replaceChildren(copy);
+        xrefPop.place();                                              // its new size
+        for (const img of copy.querySelectorAll("img")) if (!img.complete) img.addEventListener("load", () => xrefPop.owner === a && xrefPop.place(), { once: true });
+      }).catch(() => {});
       return text();
     });
   }

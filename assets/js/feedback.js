@@ -200,9 +200,14 @@
 
   /* Returns {kind, reason, payload}: 'sent', 'queued' (will retry), 'unavailable' or 'failed' (not sent:
    * the reader is offered the other routes) or 'opened' (link mode). */
-  async function submit({ suggestion, name, email, quote, section }) {
+  function makePayload({ suggestion, quote, section }) {
     const payload = { id: newId(), page: location.pathname, section, version: config.version, suggestion: clean(suggestion) };
     if (quote) payload.selector = { type: 'TextQuoteSelector', exact: quote.exact, prefix: quote.prefix, suffix: quote.suffix };
+    return payload;
+  }
+
+  async function submit({ suggestion, name, email, quote, section }) {
+    const payload = makePayload({ suggestion, quote, section });
     if (mode !== 'service') return { ...openLink(payload), payload }; // no await before: the click is the reader's
     if (name) payload.name = clean(name);
     if (email) payload.email = email;
@@ -223,6 +228,12 @@
   // ---- other routes: a prefilled issue or email, or the reader's clipboard ------------------------------
 
   const oneLine = (text) => text.replace(/\s+/g, ' ');
+  // At most about n characters, cut after a whole word (with … when cut).
+  const cutAtWord = (text, n) => {
+    if (text.length <= n) return text;
+    const cut = text.slice(0, n + 1).replace(/\s+\S*$/, '');
+    return `${cut.length >= n / 2 ? cut : text.slice(0, n)}…`;
+  };
 
   /* {title, body}: what a person reads in an issue, an email or the clipboard. */
   function describe(p, exactLimit = MAX_EXACT) {
@@ -232,7 +243,7 @@
     if (p.selector) {
       const { exact, prefix, suffix } = p.selector;
       const shown = exact.length > exactLimit ? `${exact.slice(0, exactLimit)}…` : exact;
-      title += `: "${oneLine(exact).slice(0, 60)}"`;
+      title += `: "${cutAtWord(oneLine(exact), 60)}"`;
       lines.push('**Passage:**', ...shown.split('\n').map((l) => `> ${l}`), '',
         `**Context:** …${oneLine(prefix)}[${oneLine(shown)}]${oneLine(suffix)}…`, '');
     }
@@ -326,11 +337,23 @@
 
   // ---- anchoring: TextQuoteSelector and section id ---------------------------------------------------------
 
+  // A widget's drawing, controls and readouts are no passage to suggest a change to (a drag on a
+  // figure is the reader turning it); its caption is prose like any other.
+  const inWidget = (node) => {
+    const e = node.nodeType === 1 ? node : node.parentElement;
+    return !!e?.closest('.widget[data-widget]') && !e.closest('figcaption');
+  };
   const isOwnUi = (node) => !!(node.nodeType === 1 ? node : node.parentElement)?.closest(`[${UI}]`);
+
+  // Text a reader does not read as part of a passage: a heading's number and its "#" permalink, a
+  // formula's drawing and its TeX (its MathML's text is the formula, once), the phone's contents
+  // list (hidden on a desktop, but in the page), and what the page hides from everyone.
+  const UNREAD = 'script, style, template, .header-section-number, .anchor, .katex-html, annotation, '
+    + '.toc-inline, [hidden], [aria-hidden="true"]:not(.katex-mathml *)';
 
   function textIndex() {
     const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT, {
-      acceptNode: (n) => (n.parentElement.closest(`[${UI}], script, style, template`) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
+      acceptNode: (n) => (n.parentElement.closest(`[${UI}], ${UNREAD}`) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
     });
     const nodes = [];
     let text = '';
@@ -388,7 +411,8 @@
     if (!sel || sel.isCollapsed || !sel.rangeCount) return null;
     const range = sel.getRangeAt(0);
     const inMain = main.contains(range.startContainer) && main.contains(range.endContainer);
-    return inMain && !isOwnUi(range.startContainer) && !isOwnUi(range.endContainer) ? range.cloneRange() : null;
+    return inMain && !isOwnUi(range.startContainer) && !isOwnUi(range.endContainer)
+      && !inWidget(range.startContainer) && !inWidget(range.endContainer) ? range.cloneRange() : null;
   }
 
   // ---- user interface ---------------------------------------------------------------------------------------
@@ -421,8 +445,22 @@
       return `Sent to the book's feedback service${crossOrigin ? ` at ${hostOf(config.endpoint)}` : ''}. `
         + 'If it cannot be reached, your suggestion waits on this device and is sent later.';
     }
-    if (mode === 'issue') return `This opens a pre-filled issue on ${hostOf(config.issueUrl)} (an account there is needed); nothing is sent until you submit it there.`;
-    return `This opens a pre-filled email to ${config.email} in your email program; nothing is sent until you send it.`;
+    if (mode === 'issue') {
+      return `This opens a pre-filled issue on ${hostOf(config.issueUrl)} (an account there is needed); nothing is sent until you submit it there. `
+        + (config.email ? `No account? Write an email to ${config.email}, or copy the suggestion and send it any way you like.`
+          : 'No account? Copy the suggestion and send it any way you like.');
+    }
+    return `This opens a pre-filled email to ${config.email} in your email program; nothing is sent until you send it. `
+      + 'Or copy the suggestion and send it any way you like.';
+  }
+
+  /* Beside a link mode's own button: the other configured route and the clipboard, always offered
+     (a reader without an account on the code host, or without an email program, still has a way). */
+  function otherRoutes() {
+    if (mode === 'service') return [];
+    const others = ROUTES.filter((r) => r.route !== mode && r.on())
+      .map((r) => el('button', { type: 'button', class: 'fb-route fb-alt', 'data-route': r.route }, r.label));
+    return [...others, el('button', { type: 'button', class: 'fb-route fb-alt', 'data-route': 'copy' }, 'Copy the suggestion')];
   }
 
   const SEND_LABEL = { service: 'Send', issue: 'Open an issue', email: 'Write an email' };
@@ -442,13 +480,28 @@
       el('p', { class: 'fb-note', id: `${idPrefix}-mode` }, modeNote()),
       // role=alert: read out where it appears (the status region is inert behind an open modal dialog).
       el('div', { class: 'fb-error', id: `${idPrefix}-error`, role: 'alert', hidden: true }),
-      el('div', { class: 'fb-actions' }, el('button', { type: 'submit', class: 'fb-send' }, SEND_LABEL[mode])));
+      el('div', { class: 'fb-actions' }, el('button', { type: 'submit', class: 'fb-send' }, SEND_LABEL[mode]), ...otherRoutes()));
     form.elements.suggestion.setAttribute('aria-describedby', `${idPrefix}-error ${idPrefix}-mode`);
     return form;
   }
 
   /* Wires a form to submit(); calls done() when the suggestion left the form (sent, queued, opened). */
   function onSubmit(form, context, done) {
+    form.addEventListener('click', async (event) => {
+      const button = event.target.closest && event.target.closest('.fb-alt[data-route]');
+      if (!button || !form.reportValidity()) return;
+      const payload = makePayload({ suggestion: form.elements.suggestion.value, ...context() });
+      if (button.dataset.route === 'copy') {
+        const { title, body } = describe(payload);
+        const ok = await copyText(`${title}\n\n${body}`, button);
+        button.textContent = ok ? 'Copied' : 'Could not copy';
+        setTimeout(() => { button.textContent = 'Copy the suggestion'; }, 4000);
+        announce(ok ? 'Copied: paste it wherever you can reach the authors.' : 'Could not copy: please select the text and copy it yourself.', ok ? 'sent' : 'failed');
+        return;
+      }
+      const href = routeHref(button.dataset.route, payload);
+      if (href) el('a', { href, target: '_blank', rel: 'noopener noreferrer' }).click();
+    });
     form.addEventListener('submit', async (event) => {
       event.preventDefault();
       const error = form.querySelector('.fb-error');

@@ -253,7 +253,7 @@
     // the page under the reader) decides again, by the same rule and from the drawing's viewBox:
     // reading the laid-out height here would force a layout of the page inside every redraw.
     if (w.dirtySince != null && layoutWidth(w) === NARROW) w.el.classList.toggle("widget-sticky", aspect(w) <= STICKY_ASPECT);
-    if (w.el.classList.contains("widget-peek")) peek(w, true);   // the new figure's height
+    if (w.room != null) peek(w, true);   // the new figure's height
     if (w.el.dataset.state !== "live") goLive(w);
     if (w.dirtySince != null && !w.pending) {
       stats.updates.push(performance.now() - w.dirtySince); w.dirtySince = null;
@@ -262,10 +262,13 @@
     w.el.dispatchEvent(new CustomEvent("widget:render", { detail: data }));
   }
 
-  // A figure that widgets.css keeps in view (widget-sticky) needs nothing more. A taller one, on a
-  // phone, is pinned at the top while its controls are in use, scaled to at most PEEK_SHARE of the
-  // screen's height so the controls keep the rest: a transform, so nothing on the page moves.
-  const PEEK_SHARE = 0.45, STICKY_ASPECT = 0.9;   // = widgets.STICKY_ASPECT
+  // On a phone, while the reader uses a control, the drawing stays in view above it: a short one
+  // (widget-sticky) as it is, a taller one (peek) pinned at the top and scaled to at most
+  // PEEK_SHARE of the screen's height.  Either only if it leaves the control in use in view below
+  // it (w.room: the height between the top of the screen's pinned place and that control); a
+  // drawing that would need to be smaller than MIN_PEEK of its size to fit is not pinned (its text
+  // would be too small to read).  A transform, so nothing on the page moves.
+  const PEEK_SHARE = 0.45, STICKY_ASPECT = 0.9, MIN_PEEK = 0.75, GAP = 6;   // = widgets.STICKY_ASPECT
   // Height over width of the figure's drawing (its viewBox), without asking for a layout.
   function aspect(w) {
     const box = w.svgBox.querySelector("svg")?.viewBox?.baseVal;
@@ -276,14 +279,44 @@
   let viewportHeight = innerHeight;
   addEventListener("resize", () => { viewportHeight = innerHeight; }, { passive: true });
   function peek(w, on) {
-    const shape = aspect(w);
-    on = on && layoutWidth(w) === NARROW && !w.el.classList.contains("widget-sticky") && shape > 0;
-    if (on && shape !== w.peekShape) {
-      w.peekShape = shape;
-      const scale = Math.min(1, PEEK_SHARE * viewportHeight / (shape * (w.width || NARROW))).toFixed(2);
-      if (scale !== w.peekScale) { w.peekScale = scale; w.el.style.setProperty("--wg-peek", scale); }
+    const h = aspect(w) * (w.width || NARROW);
+    on = on && layoutWidth(w) === NARROW && h > 0;
+    const room = w.room ?? Infinity;
+    const sticky = w.el.classList.contains("widget-sticky");
+    let peeking = false;
+    if (on && !sticky) {
+      const scale = Math.floor(100 * Math.min(1, PEEK_SHARE * viewportHeight / h, room / h)) / 100;
+      peeking = scale >= MIN_PEEK;
+      if (peeking && String(scale) !== w.peekScale) { w.peekScale = String(scale); w.el.style.setProperty("--wg-peek", scale); }
     }
-    if (w.el.classList.contains("widget-peek") !== on) w.el.classList.toggle("widget-peek", on);
+    const unpinned = sticky && on && h > room;
+    if (w.el.classList.contains("widget-peek") !== peeking) w.el.classList.toggle("widget-peek", peeking);
+    if (w.el.classList.contains("widget-unpinned") !== unpinned) w.el.classList.toggle("widget-unpinned", unpinned);
+  }
+  // The control in use: the room above it, measured when the reader touches or focuses it and
+  // again as the page scrolls under the pinned drawing.
+  function measureRoom(w, control) {
+    if (layoutWidth(w) !== NARROW || !control) return;
+    const top = parseFloat(getComputedStyle(w.svgBox).top) || 0;
+    w.room = control.getBoundingClientRect().top - top - GAP;
+  }
+  function controlOf(w, target) {
+    const c = target && target.closest && target.closest(".wc");
+    return c && w.form.contains(c) ? c : null;
+  }
+  let inUse = null;   // the widget whose control (w.control: a tapped slider takes no focus) is in use
+  addEventListener("scroll", () => {
+    if (!inUse || !inUse.control) return;
+    measureRoom(inUse, inUse.control); peek(inUse, true);
+  }, { passive: true });
+  function use(w, target) {
+    const c = controlOf(w, target);
+    if (!c || layoutWidth(w) !== NARROW) return;
+    measureRoom(w, c); inUse = w; w.control = c; peek(w, true);
+  }
+  function release(w) {
+    if (inUse === w) inUse = null;
+    w.room = null; w.control = null; peek(w, false);
   }
 
   // Screen readers hear a short summary (computed in Python: widgets.summary) after each redraw the
@@ -691,10 +724,10 @@
     for (const ev of ["pointerdown", "focusin", "touchstart"]) el.addEventListener(ev, start, { signal, passive: true });
     // While the reader uses a control, a phone's figure too tall to stay in view above the controls
     // is pinned at the top of the screen, smaller (peek).
-    w.form.addEventListener("pointerdown", () => peek(w, true), { signal, passive: true });
-    w.form.addEventListener("focusin", () => peek(w, true), { signal });
-    el.addEventListener("focusout", (e) => { if (!el.contains(e.relatedTarget)) peek(w, false); }, { signal });
-    document.addEventListener("pointerdown", (e) => { if (!el.contains(e.target)) peek(w, false); }, { signal, passive: true });
+    w.form.addEventListener("pointerdown", (e) => use(w, e.target), { signal, passive: true });
+    w.form.addEventListener("focusin", (e) => use(w, e.target), { signal });
+    el.addEventListener("focusout", (e) => { if (!el.contains(e.relatedTarget)) release(w); }, { signal });
+    document.addEventListener("pointerdown", (e) => { if (!el.contains(e.target)) release(w); }, { signal, passive: true });
     wireFigure(w, signal);
     if (phase === "failed") setState(w, "failed", failure);
     else if (phase === "idle" && frugal) setState(w, "static", "Static figure: tap it to load the live one.");

@@ -5,10 +5,12 @@ build of one format lists what is there."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import jinja2
+from markupsafe import Markup
 
 from ..editions.edition import citation, edition
 from ..editions.files import pdf_href
@@ -59,11 +61,23 @@ def write_editions_page(cfg: BookConfig, report: Any = None, formats: tuple[str,
     _write_if_changed(cfg.out / MANIFEST, json.dumps(data, indent=1))
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                              trim_blocks=True, lstrip_blocks=True)
+    assets = asset_list(cfg)
     text = env.get_template(PAGE).render(book=cfg, edition=edition(cfg), manifest=data,
-                                         cite=citation(cfg), css=asset_list(cfg)["css"])
+                                         cite=citation(cfg), css=assets["css"], js=assets["js"],
+                                         sidebar=book_sidebar(cfg))
     page = cfg.out / PAGE
     _write_if_changed(page, text)
     return page
+
+
+def book_sidebar(cfg: BookConfig) -> Markup | None:
+    """The book's chapter list as the site's pages carry it (the start page's, which sits beside this
+    page at the site's root), so that the Editions page is a page of the book like any other."""
+    index = cfg.out / "index.html"
+    if not index.exists():
+        return None
+    m = re.search(r'<nav id="sidebar".*?</nav>', index.read_text(encoding="utf-8"), re.S)
+    return Markup(m.group(0).replace(' aria-current="page"', "")) if m else None
 
 
 def _write_if_changed(path: Path, text: str) -> None:

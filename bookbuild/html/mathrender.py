@@ -51,11 +51,11 @@ def render_pages(pages: dict[str, str], root: Path) -> dict[str, str]:
 
 def _indexed_once(rendered: str) -> str:
     """KaTeX writes each formula three times (MathML, its TeX annotation, the visible HTML):
-    the search index keeps only the MathML, or $I$ would be found as "III"."""
-    return (rendered.replace('<span class="katex-html" aria-hidden="true">',
-                             '<span class="katex-html" aria-hidden="true" data-pagefind-ignore>')
-            .replace('<annotation encoding="application/x-tex">',
-                     '<annotation encoding="application/x-tex" data-pagefind-ignore>'))
+    the search index keeps only the TeX, or $I$ would be found as "III". Not the MathML: its
+    text runs the parts together (a search excerpt read "I∗=Ppeakβ" for I* = P_peak / β)."""
+    rendered = rendered.replace('<span class="katex-html" aria-hidden="true">',
+                                '<span class="katex-html" aria-hidden="true" data-pagefind-ignore>')
+    return re.sub(r"<semantics><(\w+)", r"<semantics><\1 data-pagefind-ignore", rendered)   # the MathML's drawing
 
 
 def used_characters(root: Path) -> str:

@@ -61,7 +61,7 @@ def test_div_class_handled_by_a_project_filter_is_known(fixture_book):
 
 @pytest.mark.parametrize("source, feature", [
     ("{{< pagebreak >}}\n", "shortcode"),
-    ("::: {.column-page}\nwide\n:::\n", ".column-page"),
+    ("::: {.column-screen}\nwide\n:::\n", ".column-screen"),   # (column-page is implemented, #34)
     ("```{r}\n1 + 1\n```\n", "{r} cell"),
     ("```{ojs}\n1 + 1\n```\n", "Observable JS"),
     ("::: {layout-ncol=2}\na\n:::\n", "layout-ncol"),

@@ -116,3 +116,19 @@ def test_images_with_a_known_box_load_as_the_reader_nears_them():
     assert (a["loading"], a["decoding"]) == ("lazy", "async")
     assert not b.has_attr("loading")
     assert c["loading"] == "eager" and not c.has_attr("decoding")
+
+
+def test_search_indexes_each_formula_once_as_its_tex():
+    """The search index (Pagefind) sees a formula as its TeX, once: not KaTeX's drawing, nor its
+    MathML, whose text runs the parts together ("I∗=Ppeakβ" for I* = P_peak / β, #34)."""
+    import re as _re
+
+    from bookbuild.mathrender import _indexed_once
+    rendered = ('<span class="katex"><span class="katex-mathml"><math><semantics><mrow><msup><mi>I</mi><mo>∗</mo>'
+                '</msup></mrow><annotation encoding="application/x-tex">I^*</annotation></semantics></math></span>'
+                '<span class="katex-html" aria-hidden="true">I∗</span></span>')
+    out = _indexed_once(rendered)
+    kept = _re.sub(r"<(\w+)[^>]*data-pagefind-ignore[^>]*>.*?</\1>", "", out)
+    assert _re.sub(r"<[^>]+>", "", kept) == "I^*"
+    single = _indexed_once('<math><semantics><mi>I</mi><annotation encoding="application/x-tex">I</annotation></semantics></math>')
+    assert _re.sub(r"<[^>]+>", "", _re.sub(r"<(\w+)[^>]*data-pagefind-ignore[^>]*>.*?</\1>", "", single)) == "I"

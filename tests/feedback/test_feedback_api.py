@@ -111,3 +111,19 @@ def test_unknown_route_and_method_answer_json(sqlite_client):
     assert (missing.status_code, missing.json()) == (404, {"error": "Not Found"})
     answer = sqlite_client.get("/api/feedback")
     assert answer.status_code == 405 and "error" in answer.json()
+
+
+def test_the_same_suggestion_sent_again_by_one_reader_is_one_record(make_client, make_submission):
+    """A reader who sends the same passage and text twice (a new id each time: a second click, a
+    reload) within the window gets the first record back; another reader's identical one is kept."""
+    client = make_client()
+    first = make_submission()
+    assert client.post("/api/feedback", json=first).status_code == 201
+    again = client.post("/api/feedback", json={**first, "id": make_submission()["id"]})
+    assert (again.status_code, again.json()) == (200, {"id": first["id"], "status": "duplicate"})
+    assert client.app.state.repo.count() == 1
+    other = make_client(client_address="10.0.0.7")
+    assert other.post("/api/feedback", json={**first, "id": make_submission()["id"]}).status_code == 201
+    changed = client.post("/api/feedback", json={**first, "id": make_submission()["id"], "suggestion": "another idea"})
+    assert changed.status_code == 201
+    assert client.app.state.repo.count() == 3

@@ -48,8 +48,10 @@ def test_retry_after_is_whole_seconds_at_least_one():
 
 def test_service_answers_429_with_retry_after(make_sqlite_client, make_submission):
     client = make_sqlite_client(rate_limit="2/60")
-    assert [client.post("/api/feedback", json=make_submission()).status_code for _ in range(2)] == [201, 201]
-    refused = client.post("/api/feedback", json=make_submission())
+    # three different suggestions (the same one again would be one record: test_feedback_api)
+    assert [client.post("/api/feedback", json=make_submission(suggestion=f"idea {i}")).status_code
+            for i in range(2)] == [201, 201]
+    refused = client.post("/api/feedback", json=make_submission(suggestion="idea 2"))
     assert refused.status_code == 429
     assert refused.json() == {"error": "too many submissions; try again later"}
     assert refused.headers["retry-after"] == "30"

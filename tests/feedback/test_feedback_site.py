@@ -147,3 +147,26 @@ def test_no_encoded_path_reaches_a_file_outside_the_site(served, site, target):
     status, body = raw_get(served, target)
     assert status in (400, 404), (target, status)
     assert SECRET not in body
+
+
+BUILT_PAGE = ('<!doctype html><html><head><meta charset="utf-8">'
+              '<meta name="feedback-issue-url" content="https://github.com/o/r/issues/new"></head>'
+              '<body><main id="content">' + "<p>Bytes, not FLOPs.</p>" * 100 + "</main></body></html>")
+
+
+@pytest.mark.parametrize("coding", ["identity", "gzip", "br"])
+def test_served_pages_send_suggestions_to_this_service_without_a_rebuild(client, site, coding):
+    """One command self-hosts (#34): a book built without ``endpoint:`` (issue links) and served by
+    ``serve --site`` names this service's endpoint in its pages, so the page script sends to it. A
+    page built with an endpoint of its own keeps it; a static host's copy is untouched."""
+    (site / "chapters" / "serving.html").write_text(BUILT_PAGE, encoding="utf-8")
+    own = BUILT_PAGE.replace("<head>", '<head><meta name="feedback-endpoint" content="https://fb.example/api/feedback">')
+    (site / "chapters" / "own.html").write_text(own, encoding="utf-8")
+    answer = client.get("/chapters/serving.html", headers={"accept-encoding": coding})
+    body = answer.content.decode()
+    assert body.count('<meta name="feedback-endpoint" content="/api/feedback">') == 1
+    assert body.index('name="feedback-endpoint"') < body.index("</head>")
+    assert 'name="feedback-issue-url"' in body                      # kept: the fallback route
+    kept = client.get("/chapters/own.html", headers={"accept-encoding": coding}).content.decode()
+    assert kept.count('name="feedback-endpoint"') == 1 and "https://fb.example/api/feedback" in kept
+    assert (site / "chapters" / "serving.html").read_text(encoding="utf-8") == BUILT_PAGE

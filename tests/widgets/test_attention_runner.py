@@ -69,3 +69,47 @@ def test_flash_says_the_block_it_holds_when_n_is_smaller_than_the_block():
     assert "Never stored: 5×5 blocks" in r["svg"]
     assert "one 2×3 block" == dict(render(kernel="flash", n=6, block_rows=2, block_cols=3)["readouts"])[
         "Held besides Q, K, V, O"][-len("one 2×3 block"):]
+
+
+def test_the_figure_keeps_its_height_whatever_the_kernel_n_and_d():
+    """Moving N, d or the kernel never moves the controls under the figure (#34): the drawing's
+    box is the tallest it needs, at both layout widths."""
+    import re
+
+    import widgets
+    for width in (640, 340):
+        heights = {re.search(r'viewBox="0 0 \d+ (\d+)"', widgets.render("attention-runner", {
+            "kernel": k, "n": n, "d": d, "_width": width})["svg"]).group(1)
+            for k in ("naive", "per-output", "tiled", "flash") for n in (1, 5, 16) for d in (1, 8)}
+        assert len(heights) == 1, (width, heights)
+
+
+def test_no_raw_float_in_what_a_widget_shows():
+    """Every number in a widget's figure and readouts is formatted (calc.fmt), never a float's
+    repr: the runner's row sums printed 0.9999999999999999 for N >= 12 (#34)."""
+    import re
+
+    import widgets
+    raw = re.compile(r"\d*\.\d{13,}")
+    cases = [(name, st) for name in widgets.NAMES for st in widgets.states(name)]
+    cases += [("attention-runner", {"kernel": k, "n": n}) for k in ("naive", "flash") for n in range(1, 17)]
+    for name, st in cases:
+        for width in (640, 340):
+            r = widgets.render(name, {**st, "_width": width})
+            shown = re.sub(r"data-values='[^']*'", "", r["svg"]) + repr(r["readouts"]) + str(r["message"])
+            assert not raw.findall(shown), (name, st, width, raw.findall(shown)[:3])
+
+
+def test_a_transpose_is_drawn_as_a_real_superscript():
+    """No drawn text of any widget carries U+1D40 (ᵀ), which many serif fonts lack (#34: QKᵀ drew
+    as QKˢ); the runner draws QK with a superscript T."""
+    import re
+
+    import widgets
+    for name in widgets.NAMES:
+        for st in widgets.states(name)[:6]:
+            svg = widgets.render(name, st)["svg"]
+            drawn = re.sub(r"<(title|desc)>.*?</\1>", "", svg, flags=re.S)
+            assert "ᵀ" not in drawn, (name, st)
+    svg = widgets.render("attention-runner", {})["svg"]
+    assert 'QK<tspan baseline-shift="super" font-size="75%">T</tspan>' in svg

@@ -44,7 +44,8 @@ Not a widget.
 
 def pandoc(tmp_path, to, *extra):
     src = tmp_path / "in.md"
-    src.write_text(SOURCE)
+    # in print every widget is a numbered figure (test_print_needs_a_figure_id)
+    src.write_text(SOURCE if to == "html" else SOURCE.replace("{.widget", "{#fig-roof .widget"))
     return subprocess.run([pypandoc.get_pandoc_path(), str(src), "--lua-filter", str(project(tmp_path)), "-t", to,
                            *extra], cwd=tmp_path, env=run_env(), capture_output=True, text=True, check=True).stdout
 
@@ -163,7 +164,7 @@ def test_quarto_book_typst_finds_every_widget_figure(tmp_path):
     flt = project(tmp_path)
     (tmp_path / "chapters").mkdir()
     (tmp_path / "chapters" / "a.md").write_text(
-        SOURCE + '\n::: {#fig-sa .widget name="steps" animation="systolic" rows="2" cols="2" depth="2"}\n'
+        SOURCE.replace("{.widget", "{#fig-roof .widget") + '\n::: {#fig-sa .widget name="steps" animation="systolic" rows="2" cols="2" depth="2"}\n'
                  "A systolic array.\n:::\n")
     (tmp_path / "quarto-paths.lua").write_text(QUARTO_PATHS)
     subprocess.run([pypandoc.get_pandoc_path(), "chapters/a.md", "--lua-filter", str(flt), "--lua-filter",
@@ -177,3 +178,47 @@ def test_quarto_book_typst_finds_every_widget_figure(tmp_path):
         ET.parse(tmp_path / p)                             # a real SVG where index.typ looks
     typst.compile(str(tmp_path / "index.typ"), output=str(tmp_path / "index.pdf"), root=str(tmp_path))
     assert (tmp_path / "index.pdf").read_bytes().startswith(b"%PDF")
+
+
+def run_filter(tmp_path, source, to):
+    src = tmp_path / "w.md"
+    src.write_text(source)
+    return subprocess.run([pypandoc.get_pandoc_path(), str(src), "--lua-filter", str(project(tmp_path)), "-t", to,
+                           "--extract-media=media"], cwd=tmp_path, env=run_env(), capture_output=True, text=True)
+
+
+def test_print_needs_a_figure_id(tmp_path):
+    """Print and EPUB number every widget figure (#34: the memory budget printed unnumbered): a
+    widget without #fig-… stops a print build, naming the widget."""
+    done = run_filter(tmp_path, '::: {.widget name="memory-budget"}\nA budget.\n:::\n', "typst")
+    assert done.returncode != 0 and 'widget "memory-budget" needs a figure id' in done.stderr
+    assert run_filter(tmp_path, '::: {.widget name="memory-budget"}\nA budget.\n:::\n', "html").returncode == 0
+
+
+def test_print_states_each_have_their_readouts_and_real_alt_text(tmp_path):
+    """A widget printed as a few states (the memory budget): the readout table has a column per
+    state, headed by its label, and each drawing's alt text says what it shows, not just "As set"."""
+    done = run_filter(tmp_path, '::: {#fig-mb .widget name="memory-budget"}\nA budget.\n:::\n', "json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    images, tables = [], []
+
+    def walk(x):
+        if isinstance(x, dict):
+            if x.get("t") == "Image":
+                images.append(x["c"][1])
+            if x.get("t") == "Table":
+                tables.append(x)
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+    walk(doc["blocks"])
+    alts = ["".join(i["c"] if i["t"] == "Str" else " " for i in alt) for alt in images]
+    assert len(alts) >= 2
+    for alt in alts:
+        assert len(alt) > 40 and "GiB" in alt, alt
+    [table] = tables
+    header = table["c"][3][1][0][1]                    # TableHead: attr, rows; a row: attr, cells
+    assert len(header) == 1 + len(alts)

@@ -36,13 +36,17 @@ local function entry(label)
   return index and index.labels[label]
 end
 
+-- "Figure 7.1" with a no-break space, as Quarto's refs.lua (nbspString): a reference never breaks
+-- across lines between its name and its number.
+local NBSP = "\u{a0}"
+
 local function ref_text(info)
   local kind = info.kind
   if kind == "chapter" then
-    if info.number:match("^%a$") then return "Appendix " .. info.number end
-    return "Chapter " .. info.number
+    if info.number:match("^%a$") then return "Appendix" .. NBSP .. info.number end
+    return "Chapter" .. NBSP .. info.number
   end
-  return (NAMES[kind] or kind) .. " " .. info.number
+  return (NAMES[kind] or kind) .. NBSP .. info.number
 end
 
 local function number_span(number)
@@ -55,8 +59,10 @@ local function Header(h)
   if h.level == 1 and number:match("^%a$") and FORMAT:match("html") then
     -- an appendix page's title, as Quarto's formatChapterTitle (src/project/types/book/book-chapters.ts):
     -- "Appendix A — Glossary"
-    h.content = {pandoc.Span(pandoc.Str("Appendix " .. number), {class = "header-section-number"}),
-                 pandoc.Space(), pandoc.Str("—"), pandoc.Space(), table.unpack(h.content)}
+    -- (no break inside "Appendix B" nor on either side of the dash, which never dangles at a
+    -- line's end or start on a phone; one gap before it: the number's margin)
+    h.content = {pandoc.Span(pandoc.Str("Appendix" .. NBSP .. number), {class = "header-section-number"}),
+                 pandoc.Str("—" .. NBSP), table.unpack(h.content)}
     h.attributes["data-number"] = number
     return h
   end
@@ -66,7 +72,7 @@ local function Header(h)
 end
 
 local function caption_prefix(info)
-  return pandoc.Inlines{pandoc.Span(pandoc.Str(NAMES[info.kind] .. " " .. info.number .. ":"),
+  return pandoc.Inlines{pandoc.Span(pandoc.Str(NAMES[info.kind] .. NBSP .. info.number .. ":"),
                                     {class = "float-number"}), pandoc.Space()}
 end
 
