@@ -13,6 +13,7 @@
 #endif
 
 int main(int argc, char** argv) {
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);     // each size's line as soon as it is done
     for (int a = 1; a < argc; ++a) {
         int N = 0, d = 0;
         std::sscanf(argv[a], "%d:%d", &N, &d);

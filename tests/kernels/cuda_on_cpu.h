@@ -1,6 +1,7 @@
 // The subset of CUDA that the kernels in kernels/*.cu use, on the CPU, so that the kernels the book
-// prints can be run and checked on a machine without a GPU: one std::thread per CUDA thread, a
-// std::barrier for __syncthreads(), one block at a time (so block-level __shared__ arrays can be
+// prints can be run and checked on a machine without a GPU. launch (Kernel 4's check): one
+// std::thread per CUDA thread and a std::barrier for __syncthreads(); cuda_launch (Kernels 1-3):
+// one fiber per CUDA thread, below. Either way one block at a time (so block-level __shared__ arrays can be
 // function statics), and __half stored as a float (this checks the index arithmetic and the
 // algorithm, not fp16 rounding). Grids and blocks have up to three dimensions; the host
 // launchers' `kernel<<<grid, block, smem, stream>>>(args)` is rewritten by the test into
@@ -10,6 +11,7 @@
 // thread of the block must call it, as block_reduce's threads do).
 #pragma once
 #include <barrier>
+#include <ucontext.h>
 #include <cmath>
 #include <functional>
 #include <thread>
@@ -33,7 +35,7 @@ struct dim3 {
 };
 inline thread_local uint3_ threadIdx, blockIdx, blockDim, gridDim;
 inline std::barrier<>* cuda_block_barrier = nullptr;
-inline void __syncthreads() { cuda_block_barrier->arrive_and_wait(); }
+inline void __syncthreads();
 
 // Dynamic shared memory: the kernel's `extern __shared__` array is rewritten to point here.
 alignas(16) inline unsigned char cuda_dynamic_smem[1 << 20];
@@ -59,6 +61,22 @@ inline cudaError_t cudaGetLastError() { cudaError_t e = cuda_last_error; cuda_la
 
 inline std::vector<float> cuda_shuffle_slots;
 
+// cuda_launch runs a block's threads as fibers (ucontext) on the calling thread, not as OS threads:
+// __syncthreads() hands control back to a scheduler that resumes every other thread of the block
+// in turn, so a barrier costs a few context switches in user space, and a busy machine slows the
+// check down no more than any other single-threaded program. Which thread runs when is fixed
+// (round robin), so a run is repeatable.
+struct CudaFiber { ucontext_t ctx; std::vector<char> stack; bool done = false; };
+inline ucontext_t cuda_scheduler;
+inline std::vector<CudaFiber> cuda_fibers;
+inline int cuda_fiber_now = -1;                       // the fiber running, or -1: OS threads (launch)
+inline const std::function<void()>* cuda_fiber_kernel = nullptr;
+
+inline void cuda_fiber_main() {
+    (*cuda_fiber_kernel)();
+    cuda_fibers[cuda_fiber_now].done = true;          // returns to cuda_scheduler (uc_link)
+}
+
 inline void cuda_launch(dim3 grid, dim3 block, size_t dynamic_smem, const std::function<void()>& kernel) {
     const int threads = block.x * block.y * block.z;
     if (threads < 1 || threads > 1024 || dynamic_smem > 48 * 1024 || grid.x < 1 || grid.y < 1 || grid.z < 1) {
@@ -66,25 +84,35 @@ inline void cuda_launch(dim3 grid, dim3 block, size_t dynamic_smem, const std::f
         return;
     }
     cuda_shuffle_slots.assign(threads, 0.0f);
-    // One team of threads runs the blocks one after another (a barrier between blocks, so a block's
-    // __shared__ arrays are never used by two at once): threads are made once per launch.
-    std::barrier<> barrier(threads);
-    cuda_block_barrier = &barrier;
-    std::vector<std::thread> team;
-    for (int t = 0; t < threads; ++t)
-        team.emplace_back([&, t] {
-            threadIdx = {t % block.x, t / block.x % block.y, t / (block.x * block.y)};
-            blockDim = {block.x, block.y, block.z};
-            gridDim = {grid.x, grid.y, grid.z};
-            for (int bz = 0; bz < grid.z; ++bz)
-                for (int by = 0; by < grid.y; ++by)
-                    for (int bx = 0; bx < grid.x; ++bx) {
-                        blockIdx = {bx, by, bz};
-                        kernel();
-                        barrier.arrive_and_wait();
+    cuda_fibers.resize(threads);
+    for (auto& f : cuda_fibers) f.stack.resize(64 * 1024);     // a kernel thread's frames are small
+    cuda_fiber_kernel = &kernel;
+    blockDim = {block.x, block.y, block.z};
+    gridDim = {grid.x, grid.y, grid.z};
+    for (int bz = 0; bz < grid.z; ++bz)
+        for (int by = 0; by < grid.y; ++by)
+            for (int bx = 0; bx < grid.x; ++bx) {
+                blockIdx = {bx, by, bz};
+                for (int t = 0; t < threads; ++t) {
+                    CudaFiber& f = cuda_fibers[t];
+                    f.done = false;
+                    getcontext(&f.ctx);
+                    f.ctx.uc_stack = {f.stack.data(), 0, f.stack.size()};
+                    f.ctx.uc_link = &cuda_scheduler;
+                    makecontext(&f.ctx, cuda_fiber_main, 0);
+                }
+                for (bool running = true; running;) {          // one pass: every thread to the next barrier
+                    running = false;
+                    for (int t = 0; t < threads; ++t) {
+                        if (cuda_fibers[t].done) continue;
+                        threadIdx = {t % block.x, t / block.x % block.y, t / (block.x * block.y)};
+                        cuda_fiber_now = t;
+                        swapcontext(&cuda_scheduler, &cuda_fibers[t].ctx);
+                        running |= !cuda_fibers[t].done;
                     }
-        });
-    for (auto& th : team) th.join();
+                }
+                cuda_fiber_now = -1;
+            }
 }
 
 // Lane l of a warp gets lane l ^ lane_mask's x. Warps are consecutive runs of 32 linear thread
@@ -96,4 +124,9 @@ inline float __shfl_xor_sync(unsigned, float x, int lane_mask) {
     const float got = cuda_shuffle_slots[t ^ lane_mask];
     __syncthreads();
     return got;
+}
+
+inline void __syncthreads() {
+    if (cuda_fiber_now >= 0) swapcontext(&cuda_fibers[cuda_fiber_now].ctx, &cuda_scheduler);   // cuda_launch
+    else cuda_block_barrier->arrive_and_wait();                                               // launch
 }
