@@ -77,7 +77,6 @@
           : state.kept ? 'Kept on this device: the whole book opens without a connection.' : '';
     }
     const open = document.querySelector('.offline-open');
-    if (open) open.textContent = state.kept ? 'Offline ✓' : 'Offline';
     notice();
   }
 
@@ -169,7 +168,6 @@
       open.className = 'offline-open';
       open.setAttribute('aria-expanded', 'false');
       open.setAttribute('aria-controls', 'offline-panel');
-      open.setAttribute('aria-label', 'Keep this book offline');
       open.textContent = 'Offline';
       actions.insertBefore(open, actions.querySelector('.pdf-link'));
       const panel = document.createElement('section');

@@ -110,7 +110,8 @@ self.addEventListener("fetch", (event) => {
   } else if (url.pathname.startsWith(`${SCOPE.pathname}pyodide/`)) {
     event.respondWith(runtime.handle({ event, request }));
   } else if (newerClients.has(event.clientId)) {
-    return;                                  // a newer build's page: its files from the network
+    // a newer build's page: its files from the server, never a copy (the HTTP cache's either)
+    event.respondWith(fetch(new Request(request, { cache: "no-cache" })));
   } else {
     event.respondWith(kept(request.url).then((hit) => hit || assets.handle({ event, request })));
   }
