@@ -15,7 +15,6 @@
   window.bookOffline = api;
 
   const css = `
-.offline-open{font:inherit;font-size:.85rem;background:none;border:1px solid var(--rule);color:inherit;border-radius:4px;padding:.15rem .5rem;cursor:pointer}
 .offline-panel{position:absolute;top:100%;right:.5rem;z-index:6;width:min(26rem,calc(100vw - 1rem));box-sizing:border-box;
   border:1px solid var(--rule);border-radius:6px;background:var(--bg);padding:.5rem 1rem;box-shadow:0 4px 12px rgba(0,0,0,.18)}
 .offline-box{max-width:40rem;font-family:var(--font-ui);font-size:.95rem}
@@ -163,13 +162,17 @@
     // the top bar's button and its panel (bookbuild's page; a Quarto page has no .topbar-actions)
     const actions = document.querySelector('.topbar-actions');
     if (actions) {
-      const open = document.createElement('button');
-      open.type = 'button';
-      open.className = 'offline-open';
-      open.setAttribute('aria-expanded', 'false');
-      open.setAttribute('aria-controls', 'offline-panel');
-      open.textContent = 'Offline';
-      actions.insertBefore(open, actions.querySelector('.pdf-link'));
+      // in the page's HTML (bookbuild/html/templates/page.html), so that the top bar never shifts
+      let open = actions.querySelector('.offline-open');
+      if (!open) {
+        open = document.createElement('button');
+        open.type = 'button';
+        open.className = 'offline-open';
+        open.setAttribute('aria-expanded', 'false');
+        open.setAttribute('aria-controls', 'offline-panel');
+        open.textContent = 'Offline';
+        actions.insertBefore(open, actions.querySelector('.pdf-link'));
+      }
       const panel = document.createElement('section');
       panel.id = 'offline-panel';
       panel.className = 'offline-panel';

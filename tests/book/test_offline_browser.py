@@ -63,8 +63,9 @@ def context(chromium):
     context.close()
 
 
-def controlled(page) -> None:
-    page.wait_for_function("navigator.serviceWorker.controller !== null && window.bookOffline.registration !== null")
+def registered(page) -> None:
+    """The worker is active (a first visit stays uncontrolled: the worker serves the next pages)."""
+    page.wait_for_function("window.bookOffline.registration !== null && window.bookOffline.registration.active !== null")
 
 
 def test_first_visit_fetches_no_runtime_and_keeps_nothing(context, site):
@@ -72,10 +73,11 @@ def test_first_visit_fetches_no_runtime_and_keeps_nothing(context, site):
     asked = []
     context.on("request", lambda r: asked.append(r.url))
     page.goto(site["url"] + "index.html")
-    controlled(page)
+    registered(page)
     caches = page.evaluate(CACHES)
     assert not [u for urls in caches.values() for u in urls if "/pyodide/" in u], caches
     assert "bnf-book" not in caches and "bnf-offline-choice" not in caches, caches
+    assert page.evaluate("navigator.serviceWorker.controller") is None
     assert not [u for u in asked if "/pyodide/" in u], asked
     # the worker and its four Workbox modules, nothing of the book beyond the page's own files
     assert any(u.endswith("/sw.js") for u in asked)
@@ -89,7 +91,7 @@ def test_kept_book_reads_offline_with_search_widgets_and_feedback_then_updates(c
     page = context.new_page()
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(base + "index.html")
-    controlled(page)
+    registered(page)
     page.evaluate("window.seen = []; navigator.serviceWorker.addEventListener('message', (e) => seen.push(e.data.type))")
     page.get_by_role("button", name="Offline").click()
     panel = page.locator("#offline-panel")

@@ -3,7 +3,8 @@
 // * pages: network first; a page of this build is kept for offline reading as it is visited;
 // * styles, scripts, figures, search index: stale-while-revalidate, only copies of this build kept;
 // * the Python runtime (pyodide/): cache first, in a cache named by its content key, so a new
-//   runtime drops the old one; fetched when a widget loads it or the reader keeps the book;
+//   runtime drops the old one; fetched only when the reader keeps the book (then a widget's
+//   requests for it are answered from there);
 // * "Keep this book offline" (a message from a page): every file of this build (the manifest below,
 //   with revisions) and the runtime, with progress; "forget" removes every cache of the book.
 // A page that the network sends from a newer build than this worker's gets its files from the
@@ -108,7 +109,11 @@ self.addEventListener("fetch", (event) => {
   } else if (request.mode === "navigate") {
     event.respondWith(pages.handle({ event, request }));
   } else if (url.pathname.startsWith(`${SCOPE.pathname}pyodide/`)) {
-    event.respondWith(runtime.handle({ event, request }));
+    // Kept in its cache when the reader kept the book; otherwise left to the browser (its HTTP and
+    // compiled-wasm caches), as without a worker, so that a widget lands as fast as before.
+    if (isKept === false) return;
+    event.respondWith((isKept === true ? Promise.resolve(true) : chosen())
+      .then((k) => (k ? runtime.handle({ event, request }) : fetch(request))));
   } else if (newerClients.has(event.clientId)) {
     // a newer build's page: its files from the server, never a copy (the HTTP cache's either)
     event.respondWith(fetch(new Request(request, { cache: "no-cache" })));
@@ -117,11 +122,14 @@ self.addEventListener("fetch", (event) => {
   }
 });
 
-const chosen = async () => (await caches.has(CHOICE)) && Boolean(await (await caches.open(CHOICE)).match("kept"));
+let isKept = null;                         // whether the reader kept the book (null: not read yet)
+const chosen = async () => (isKept = (await caches.has(CHOICE)) && Boolean(await (await caches.open(CHOICE)).match("kept")));
+chosen();
 
 async function keep(event) {
   const cache = await caches.open(CHOICE);
   await cache.put("kept", new Response(JSON.stringify({ build: BUILD, at: Date.now() })));
+  isKept = true;
   const have = new Set((await (await caches.open(BOOK)).keys()).map((r) => r.url));
   const rt = await caches.open(RUNTIME_CACHE);
   const runtimeMissing = [];
@@ -146,6 +154,7 @@ async function keep(event) {
 }
 
 async function forget() {
+  isKept = false;
   for (const name of await caches.keys()) if (name.startsWith("bnf-")) await caches.delete(name);
   broadcast({ type: "forgotten" });
 }
@@ -175,6 +184,7 @@ self.addEventListener("activate", (event) => {
   event.waitUntil((async () => {
     if (await chosen()) await book.activate(event);     // drops the files no longer in the build
     for (const name of await caches.keys()) if (name.startsWith("bnf-") && !OURS.has(name)) await caches.delete(name);
-    await self.clients.claim();
+    // No clients.claim(): a first visit stays as it would be without a worker (its widget's runtime
+    // fetched by the browser alone); the worker serves the pages opened after it.
   })());
 });
