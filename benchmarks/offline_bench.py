@@ -1,6 +1,7 @@
 """What the book offline costs a reader, in bytes: a first visit (fresh profile) to the first page and
 to a chapter with widgets, counting every response the browser received, the service worker's own
-fetches included, until the page has loaded, the worker (if any) is active and the network is idle;
+fetches included, until the page has loaded, its widgets are live, the worker (if any) is active and no response has
+come for a second;
 then what "Keep this book offline" downloads.
 
     python3 benchmarks/offline_bench.py [site ...]      (default: _book)
@@ -50,7 +51,13 @@ def first_visit(browser, base: str, path: str) -> tuple[int, int, int]:
                            "|| !('serviceWorker' in navigator)")
     page.evaluate("navigator.serviceWorker ? navigator.serviceWorker.getRegistration().then((r) => r && "
                   "(r.active ? true : new Promise((ok) => r.installing.addEventListener('statechange', ok)))) : null")
-    page.wait_for_load_state("networkidle")
+    # then until no response has come for a second (a widget page keeps its worker's port open, so
+    # Playwright's "networkidle" never comes); at most 15 s
+    for _ in range(15):
+        before = len(seen)
+        page.wait_for_timeout(1000)
+        if len(seen) == before:
+            break
     total = runtime = 0
     for r in seen:
         sizes = r.sizes()

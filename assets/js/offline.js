@@ -23,7 +23,8 @@
 .offline-box .offline-keep{background:var(--accent);color:var(--bg);border:1px solid var(--accent)}
 .offline-box .offline-forget{background:none;color:inherit;border:1px solid var(--muted)}
 .offline-box progress{width:100%;max-width:24rem;height:.75rem;display:block}
-.offline-notice{position:fixed;left:50%;bottom:1rem;transform:translateX(-50%);z-index:50;max-width:calc(100vw - 2rem);
+.offline-box [hidden]{display:none}
+.offline-notice{position:fixed;left:50%;bottom:1rem;transform:translateX(-50%);z-index:50;width:max-content;max-width:calc(100vw - 2rem);box-sizing:border-box;
   background:var(--fg);color:var(--bg);font-family:var(--font-ui);font-size:.95rem;border-radius:6px;padding:.5rem .75rem;
   box-shadow:0 2px 8px rgba(0,0,0,.25);display:flex;gap:.75rem;align-items:center;flex-wrap:wrap}
 .offline-notice[hidden]{display:none}
