@@ -195,3 +195,22 @@ def test_opened_as_a_file_it_says_offline_reading_needs_it_served(context, site)
     expect(page.locator("#offline-panel")).to_contain_text("Offline reading needs the book served")
     expect(page.locator("#offline-panel").get_by_role("button", name=re.compile("Keep"))).to_have_count(0)
     assert page.evaluate("window.bookOffline.registration") is None
+
+
+@pytest.mark.parametrize("viewport", [{"width": 1440, "height": 900}, {"width": 390, "height": 844}])
+def test_panel_and_notice_pass_axe(chromium, site, viewport):
+    """axe-core on a chapter with the Offline panel open and the offline notice shown."""
+    from test_axe_browser import axe
+    context = chromium.new_context(viewport=viewport)
+    context.set_default_timeout(30000)
+    try:
+        page = context.new_page()
+        page.goto(site["url"] + "chapters/gpu.html")
+        registered(page)
+        page.get_by_role("button", name="Offline").click()
+        expect(page.locator("#offline-panel .offline-keep")).to_be_enabled()
+        context.set_offline(True)
+        expect(page.locator(".offline-notice")).to_be_visible()
+        assert axe(page) == []
+    finally:
+        context.close()
