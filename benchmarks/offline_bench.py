@@ -1,7 +1,7 @@
 """What the book offline costs a reader, in bytes: a first visit (fresh profile) to the first page and
 to a chapter with widgets, counting every response the browser received, the service worker's own
-fetches included, until the page has loaded, its widgets are live, the worker (if any) is active and no response has
-come for a second;
+fetches included, until the page has loaded, its widgets are live, offline.js has run and no
+response has come for a second;
 then what "Keep this book offline" downloads.
 
     python3 benchmarks/offline_bench.py [site ...]      (default: _book)
@@ -47,10 +47,8 @@ def first_visit(browser, base: str, path: str) -> tuple[int, int, int]:
     page.goto(base + path, wait_until="load")
     if page.locator(".widget[data-widget]").count():
         page.wait_for_function(LIVE, timeout=90_000)
-    page.wait_for_function("!window.bookOffline || window.bookOffline.registration !== null "
-                           "|| !('serviceWorker' in navigator)")
-    page.evaluate("navigator.serviceWorker ? navigator.serviceWorker.getRegistration().then((r) => r && "
-                  "(r.active ? true : new Promise((ok) => r.installing.addEventListener('statechange', ok)))) : null")
+    # offline.js has run its after-load step (it registers the worker from the second page on)
+    page.wait_for_function("!window.bookOffline || localStorage.getItem('bookOffline.seen') === '1'")
     # then until no response has come for a second (a widget page keeps its worker's port open, so
     # Playwright's "networkidle" never comes); at most 15 s
     for _ in range(15):

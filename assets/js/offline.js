@@ -1,6 +1,7 @@
 /* The book offline (bookbuild/html/offline): registers the service worker (sw.js at the site root)
  * after the page has loaded, offers "Keep this book offline" (in the top bar's panel and on the
- * Editions page: the size first, then progress, and a way to remove it), says when the page is
+ * Editions page: the size first, then progress, and a way to remove it; from the reader's second
+ * page on, or when they open the panel, so a first visit fetches nothing more), says when the page is
  * read offline, and when a newer edition is deployed offers to reload into it.  Opened as a file
  * (file://) nothing is registered: the panel says that offline reading needs the book served.
  * Test hook: window.bookOffline = {state, registration}. */
@@ -31,6 +32,7 @@
 .offline-notice button{font:inherit;background:var(--bg);color:var(--fg);border:0;border-radius:4px;padding:.3rem .75rem;min-height:44px;cursor:pointer}
 @media print{.offline-open,.offline-panel,.offline-notice{display:none}}`;
 
+  const SEEN = 'bookOffline.seen';
   const mb = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
   const boxes = [];
 
@@ -209,10 +211,27 @@
     render();
     if (!supported) return;
     navigator.serviceWorker.addEventListener('message', onMessage);
-    const afterLoad = () => {
+    // A first visit fetches nothing for offline reading: the worker is registered after the load of
+    // the second page the reader opens (or at once when they open the Offline panel).
+    let started = false;
+    const start = () => {
+      if (started) return;
+      started = true;
       fetch(new URL('offline.json', root).href).then((r) => (r.ok ? r.json() : null))
         .then((info) => { state.info = info; render(); }).catch(() => {});
       register();
+    };
+    api.start = start;
+    const open = document.querySelector('.offline-open');
+    if (open) open.addEventListener('click', start);
+    for (const slot of document.querySelectorAll('[data-offline-panel]')) if (slot.firstChild) start();
+    const afterLoad = () => {
+      let seen = true;
+      try {
+        seen = localStorage.getItem(SEEN) === '1';
+        localStorage.setItem(SEEN, '1');
+      } catch (e) { /* no storage: register, as a reader who came back would */ }
+      if (seen || navigator.serviceWorker.controller) start();
     };
     if (document.readyState === 'complete') afterLoad();
     else window.addEventListener('load', afterLoad);

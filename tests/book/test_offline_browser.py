@@ -1,5 +1,6 @@
 """The book offline (bookbuild/html/offline, assets/js/offline.js) in Chromium, on a copy of the
-built book served by a static server on 127.0.0.1: the first visit fetches no Python runtime; "Keep
+built book served by a static server on 127.0.0.1: the first visit fetches nothing for it, the
+second registers the worker and fetches no Python runtime; "Keep
 this book offline" says its size, shows progress and keeps every page, search, the widgets and the
 feedback queue working with the network off; a deploy of a changed build is offered as "a newer
 edition" and, after Reload, served whole (no page with the old build's files); opened as a file, the
@@ -68,18 +69,21 @@ def registered(page) -> None:
     page.wait_for_function("window.bookOffline.registration !== null && window.bookOffline.registration.active !== null")
 
 
-def test_first_visit_fetches_no_runtime_and_keeps_nothing(context, site):
+def test_first_visit_fetches_nothing_for_offline_and_the_second_no_runtime(context, site):
     page = context.new_page()
     asked = []
     context.on("request", lambda r: asked.append(r.url))
-    page.goto(site["url"] + "index.html")
+    page.goto(site["url"] + "index.html", wait_until="load")
+    page.wait_for_function("localStorage.getItem('bookOffline.seen') === '1'")
+    assert page.evaluate("navigator.serviceWorker.getRegistration().then((r) => r === undefined)")
+    assert not [u for u in asked if u.endswith(("/sw.js", "/offline.json")) or "workbox" in u], asked
+    # the second page registers the worker; still nothing of the runtime, nothing kept
+    page.goto(site["url"] + "references.html")
     registered(page)
     caches = page.evaluate(CACHES)
     assert not [u for urls in caches.values() for u in urls if "/pyodide/" in u], caches
     assert "bnf-book" not in caches and "bnf-offline-choice" not in caches, caches
-    assert page.evaluate("navigator.serviceWorker.controller") is None
     assert not [u for u in asked if "/pyodide/" in u], asked
-    # the worker and its four Workbox modules, nothing of the book beyond the page's own files
     assert any(u.endswith("/sw.js") for u in asked)
 
 
@@ -91,9 +95,9 @@ def test_kept_book_reads_offline_with_search_widgets_and_feedback_then_updates(c
     page = context.new_page()
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(base + "index.html")
+    page.get_by_role("button", name="Offline").click()      # a first visit: opening the panel registers
     registered(page)
     page.evaluate("window.seen = []; navigator.serviceWorker.addEventListener('message', (e) => seen.push(e.data.type))")
-    page.get_by_role("button", name="Offline").click()
     panel = page.locator("#offline-panel")
     size = f"{info['total_bytes'] / 1e6:.1f} MB"
     keep = panel.get_by_role("button", name=f"Keep this book offline ({size})")
@@ -206,8 +210,8 @@ def test_panel_and_notice_pass_axe(chromium, site, viewport):
     try:
         page = context.new_page()
         page.goto(site["url"] + "chapters/gpu.html")
-        registered(page)
         page.get_by_role("button", name="Offline").click()
+        registered(page)
         expect(page.locator("#offline-panel .offline-keep")).to_be_enabled()
         context.set_offline(True)
         expect(page.locator(".offline-notice")).to_be_visible()
