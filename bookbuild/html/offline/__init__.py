@@ -78,7 +78,7 @@ def write_offline(site: Path, title: str, description: str | None = None, root: 
         raise BuildError("the service worker could not be made (workbox-build; run scripts/install.sh)",
                          BUILDER, detail=proc.stderr[-2000:])
     made = json.loads(proc.stdout)
-    info = {"build": made["build"], "files": made["count"], "bytes": made["size"],
+    info = {"build": made["build"], "files": made["count"] + len(runtime["files"]), "bytes": made["size"],
             "runtime_bytes": runtime["bytes"], "total_bytes": made["size"] + runtime["bytes"]}
     (site / "offline.json").write_text(json.dumps(info) + "\n", encoding="utf-8")
     return info

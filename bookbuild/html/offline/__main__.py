@@ -18,4 +18,4 @@ if __name__ == "__main__":
     except BuildError as err:
         sys.exit(str(err))
     if info:
-        print(f"offline: {info['files']} files, {info['bytes']} bytes (+{info['runtime_bytes']} runtime), build {info['build']}")
+        print(f"offline: {info['files']} files (the runtime's among them), {info['bytes']} bytes + {info['runtime_bytes']} of runtime, build {info['build']}")
