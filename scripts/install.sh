@@ -25,4 +25,4 @@ python3 -c "import pypandoc, zmq, ipykernel, typst, starlette, playwright, rich"
 # `npm ci` installs exactly the locked versions and never rewrites package-lock.json (the lock records
 # every platform's optional @pagefind/* binary, so it is complete on any machine; regenerate it with
 # `npm install --package-lock-only` after changing package.json).
-[ -d node_modules/pyodide ] && [ -d node_modules/katex ] && [ -d node_modules/pagefind ] && [ -d node_modules/axe-core ] && [ -d node_modules/assemblyscript ] && [ -d node_modules/codemirror ] && [ -d node_modules/esbuild ] || npm ci --no-audit --no-fund --loglevel=error
+[ -d node_modules/pyodide ] && [ -d node_modules/katex ] && [ -d node_modules/pagefind ] && [ -d node_modules/axe-core ] && [ -d node_modules/assemblyscript ] && [ -d node_modules/codemirror ] && [ -d node_modules/esbuild ] && [ -d node_modules/workbox-build ] || npm ci --no-audit --no-fund --loglevel=error

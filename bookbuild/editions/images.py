@@ -38,6 +38,13 @@ def _favicon(svg: Path, size: int) -> str:
     return f'#set page(width: {size}pt, height: {size}pt, margin: 0pt)\n#image("/{svg.as_posix()}", width: 100%)\n'
 
 
+def _maskable(svg: Path, size: int, background: str) -> str:
+    """A home-screen icon a phone may crop to a circle: the favicon inside the middle 70% (the
+    "safe zone" of the W3C manifest spec's maskable icons is a circle of 80%), on the page colour."""
+    return (f'#set page(width: {size}pt, height: {size}pt, margin: {size * 15 // 100}pt, fill: rgb("{background}"))\n'
+            f'#image("/{svg.as_posix()}", width: 100%)\n')
+
+
 def _draw(cfg: BookConfig, source: str, out: Path) -> Path:
     import typst
     cache = cfg.root / ".bookcache" / "images"
@@ -71,5 +78,20 @@ def favicons(cfg: BookConfig) -> list[Path]:
         return []
     if not (cfg.root / svg).exists():
         return []
-    return [_draw(cfg, _favicon(svg, n) + f"// {digest((cfg.root / svg).read_text())}\n",
-                  cfg.out / "assets" / "img" / f"favicon-{n}.png") for n in (32, 180)]
+    stamp = f"// {digest((cfg.root / svg).read_text())}\n"
+    # 32: browser tabs; 180: iOS home screen; 192 and 512: the web app manifest (Android, desktop)
+    icons = [_draw(cfg, _favicon(svg, n) + stamp, cfg.out / "assets" / "img" / f"favicon-{n}.png")
+             for n in (32, 180, 192, 512)]
+    background = page_colour(cfg.out)
+    icons.append(_draw(cfg, _maskable(svg, 512, background) + stamp,
+                       cfg.out / "assets" / "img" / "favicon-maskable-512.png"))
+    return icons
+
+
+def page_colour(folder: Path, name: str = "bg") -> str:
+    """A colour of the light theme in ``folder``/assets/css/palette.css (``--bg``, ``--accent``)."""
+    import re
+    css = folder / "assets" / "css" / "palette.css"
+    light = css.read_text(encoding="utf-8").split(":root[data-theme")[0] if css.exists() else ""
+    found = re.search(rf"--{name}:\s*(#[0-9a-fA-F]{{3,8}})", light)
+    return found.group(1) if found else {"bg": "#ffffff", "accent": "#1f5fa8"}.get(name, "#ffffff")

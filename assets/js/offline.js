@@ -1,0 +1,242 @@
+/* The book offline (bookbuild/html/offline): registers the service worker (sw.js at the site root)
+ * after the page has loaded, offers "Keep this book offline" (in the top bar's panel and on the
+ * Editions page: the size first, then progress, and a way to remove it; from the reader's second
+ * page on, or when they open the panel, so a first visit fetches nothing more), says when the page is
+ * read offline, and when a newer edition is deployed offers to reload into it.  Opened as a file
+ * (file://) nothing is registered: the panel says that offline reading needs the book served.
+ * Test hook: window.bookOffline = {state, registration}. */
+(function () {
+  'use strict';
+  const script = document.currentScript;
+  const root = new URL('../../', script ? script.src : location.href);   // assets/js/offline.js
+  const served = location.protocol === 'http:' || location.protocol === 'https:';
+  const supported = served && 'serviceWorker' in navigator && window.isSecureContext;
+  const state = { info: null, kept: false, progress: null, fromCache: false, error: null, update: null };
+  const api = { state, registration: null };
+  window.bookOffline = api;
+
+  const css = `
+.offline-panel{position:absolute;top:100%;right:.5rem;z-index:6;width:min(26rem,calc(100vw - 1rem));box-sizing:border-box;
+  border:1px solid var(--rule);border-radius:6px;background:var(--bg);padding:.5rem 1rem;box-shadow:0 4px 12px rgba(0,0,0,.18)}
+.offline-box{max-width:40rem;font-family:var(--font-ui);font-size:.95rem}
+.offline-box p{margin:.25rem 0 .5rem}
+.offline-box button{font:inherit;border-radius:4px;padding:.35rem .75rem;cursor:pointer;margin:.25rem .5rem .25rem 0;min-height:44px}
+.offline-box .offline-keep{background:var(--accent);color:var(--bg);border:1px solid var(--accent)}
+.offline-box .offline-forget{background:none;color:inherit;border:1px solid var(--muted)}
+.offline-box progress{width:100%;max-width:24rem;height:.75rem;display:block}
+.offline-box [hidden]{display:none}
+.offline-notice{position:fixed;left:50%;bottom:1rem;transform:translateX(-50%);z-index:50;width:max-content;max-width:calc(100vw - 2rem);box-sizing:border-box;
+  background:var(--fg);color:var(--bg);font-family:var(--font-ui);font-size:.95rem;border-radius:6px;padding:.5rem .75rem;
+  box-shadow:0 2px 8px rgba(0,0,0,.25);display:flex;gap:.75rem;align-items:center;flex-wrap:wrap}
+.offline-notice[hidden]{display:none}
+.offline-notice button{font:inherit;background:var(--bg);color:var(--fg);border:0;border-radius:4px;padding:.3rem .75rem;min-height:44px;cursor:pointer}
+@media print{.offline-open,.offline-panel,.offline-notice{display:none}}`;
+
+  const SEEN = 'bookOffline.seen';
+  const mb = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
+  const boxes = [];
+
+  function makeBox() {
+    const box = document.createElement('div');
+    box.className = 'offline-box';
+    box.innerHTML = '<p class="offline-what"></p><button type="button" class="offline-keep" hidden></button>' +
+      '<progress class="offline-bar" hidden></progress><p class="offline-status" role="status" aria-live="polite"></p>' +
+      '<button type="button" class="offline-forget" hidden>Remove the offline copy</button>';
+    box.querySelector('.offline-keep').addEventListener('click', keep);
+    box.querySelector('.offline-forget').addEventListener('click', forget);
+    boxes.push(box);
+    return box;
+  }
+
+  function render() {
+    const size = state.info ? mb(state.info.total_bytes) : null;
+    for (const box of boxes) {
+      const what = box.querySelector('.offline-what');
+      const keepButton = box.querySelector('.offline-keep');
+      const bar = box.querySelector('.offline-bar');
+      const status = box.querySelector('.offline-status');
+      const forgetButton = box.querySelector('.offline-forget');
+      if (!served) {
+        what.textContent = 'Offline reading needs the book served over http:// or https:// (for example by python3 -m feedback serve --site): a book opened as a file cannot keep itself on this device.';
+        keepButton.hidden = forgetButton.hidden = bar.hidden = true;
+        continue;
+      }
+      if (!supported) {
+        what.textContent = 'This browser cannot keep the book for offline reading (it needs service workers, on https:// or localhost).';
+        keepButton.hidden = forgetButton.hidden = bar.hidden = true;
+        continue;
+      }
+      what.textContent = 'Keep every page, the search, the figures and the widgets’ Python on this device, to read the book without a connection.' +
+        (size ? ` It downloads ${size}.` : '');
+      keepButton.textContent = size ? `Keep this book offline (${size})` : 'Keep this book offline';
+      keepButton.hidden = state.kept || Boolean(state.progress);
+      keepButton.disabled = !api.registration || !state.info;
+      bar.hidden = !state.progress;
+      if (state.progress) { bar.max = state.progress.total; bar.value = state.progress.done; }
+      forgetButton.hidden = !state.kept || Boolean(state.progress);
+      status.textContent = state.progress ? `Downloading: ${state.progress.done} of ${state.progress.total} files.`
+        : state.error ? `Not kept: ${state.error}. Nothing was removed; try again when the connection is back.`
+          : state.kept ? 'Kept on this device: the whole book opens without a connection.' : '';
+    }
+    const open = document.querySelector('.offline-open');
+    notice();
+  }
+
+  let noticeEl = null;
+  function notice() {
+    if (!noticeEl) return;
+    const text = noticeEl.querySelector('span');
+    const button = noticeEl.querySelector('button');
+    if (state.update) {
+      text.textContent = 'A newer edition of the book is available.';
+      button.hidden = false;
+      noticeEl.hidden = false;
+    } else if (navigator.onLine === false || state.fromCache) {
+      text.textContent = state.kept ? 'You are reading offline: the copy kept on this device.'
+        : 'You are reading offline: pages you have not opened before may not be here.';
+      button.hidden = true;
+      noticeEl.hidden = false;
+    } else {
+      noticeEl.hidden = true;
+    }
+  }
+
+  function worker() {
+    const reg = api.registration;
+    return reg && (reg.active || reg.waiting || reg.installing);
+  }
+  function keep() {
+    state.error = null;
+    state.progress = { done: 0, total: state.info ? state.info.files : 1 };
+    render();
+    worker().postMessage({ type: 'keep' });
+  }
+  function forget() { worker().postMessage({ type: 'forget' }); }
+
+  function onMessage(event) {
+    const m = event.data || {};
+    if (m.type === 'status') {
+      state.kept = m.kept; state.fromCache = m.fromCache; state.progress = m.progress;
+    } else if (m.type === 'progress') {
+      state.progress = { done: m.done, total: m.total };
+    } else if (m.type === 'kept') {
+      state.kept = true; state.progress = null;
+    } else if (m.type === 'keep-failed') {
+      state.progress = null; state.error = m.message;
+    } else if (m.type === 'forgotten') {
+      state.kept = false; state.progress = null;
+    } else {
+      return;
+    }
+    render();
+  }
+
+  function offerUpdate(reg) {
+    state.update = reg;
+    render();
+  }
+  function watch(reg) {
+    const track = (w) => w && w.addEventListener('statechange', () => {
+      if (w.state === 'installed' && navigator.serviceWorker.controller) offerUpdate(reg);
+    });
+    if (reg.waiting && navigator.serviceWorker.controller) offerUpdate(reg);
+    track(reg.installing);
+    reg.addEventListener('updatefound', () => track(reg.installing));
+  }
+
+  async function register() {
+    try {
+      const reg = await navigator.serviceWorker.register(new URL('sw.js', root).href,
+        { scope: root.pathname, updateViaCache: 'none' });
+      api.registration = reg;
+      watch(reg);
+      const ready = await navigator.serviceWorker.ready;
+      ready.active.postMessage({ type: 'status' });
+    } catch (err) {
+      state.error = err && err.message;
+    }
+    render();
+  }
+
+  function setUp() {
+    const style = document.createElement('style');
+    style.textContent = css;
+    document.head.appendChild(style);
+    // the top bar's button and its panel (bookbuild's page; a Quarto page has no .topbar-actions)
+    const actions = document.querySelector('.topbar-actions');
+    if (actions) {
+      // in the page's HTML (bookbuild/html/templates/page.html), so that the top bar never shifts
+      let open = actions.querySelector('.offline-open');
+      if (!open) {
+        open = document.createElement('button');
+        open.type = 'button';
+        open.className = 'offline-open';
+        open.setAttribute('aria-expanded', 'false');
+        open.setAttribute('aria-controls', 'offline-panel');
+        open.textContent = 'Offline';
+        actions.insertBefore(open, actions.querySelector('.pdf-link'));
+      }
+      const panel = document.createElement('section');
+      panel.id = 'offline-panel';
+      panel.className = 'offline-panel';
+      panel.setAttribute('aria-label', 'Keep this book offline');
+      panel.hidden = true;
+      panel.appendChild(makeBox());
+      actions.closest('header').appendChild(panel);
+      const show = (on) => {
+        panel.hidden = !on;
+        open.setAttribute('aria-expanded', String(on));
+      };
+      open.addEventListener('click', () => {
+        show(panel.hidden);
+        if (!panel.hidden) panel.querySelector('button:not([hidden])')?.focus();
+      });
+      panel.addEventListener('keydown', (e) => { if (e.key === 'Escape') { show(false); open.focus(); } });
+    }
+    for (const slot of document.querySelectorAll('[data-offline-panel]')) slot.appendChild(makeBox());
+    noticeEl = document.createElement('div');
+    noticeEl.className = 'offline-notice';
+    noticeEl.setAttribute('role', 'status');
+    noticeEl.hidden = true;
+    noticeEl.innerHTML = '<span></span><button type="button" hidden>Reload</button>';
+    noticeEl.querySelector('button').addEventListener('click', () => {
+      const waiting = state.update && state.update.waiting;
+      if (!waiting) return location.reload();
+      navigator.serviceWorker.addEventListener('controllerchange', () => location.reload());
+      waiting.postMessage({ type: 'skip-waiting' });
+    });
+    document.body.appendChild(noticeEl);
+    window.addEventListener('online', render);
+    window.addEventListener('offline', render);
+    render();
+    if (!supported) return;
+    navigator.serviceWorker.addEventListener('message', onMessage);
+    // A first visit fetches nothing for offline reading: the worker is registered after the load of
+    // the second page the reader opens (or at once when they open the Offline panel).
+    let started = false;
+    const start = () => {
+      if (started) return;
+      started = true;
+      fetch(new URL('offline.json', root).href).then((r) => (r.ok ? r.json() : null))
+        .then((info) => { state.info = info; render(); }).catch(() => {});
+      register();
+    };
+    api.start = start;
+    const open = document.querySelector('.offline-open');
+    if (open) open.addEventListener('click', start);
+    for (const slot of document.querySelectorAll('[data-offline-panel]')) if (slot.firstChild) start();
+    const afterLoad = () => {
+      let seen = true;
+      try {
+        seen = localStorage.getItem(SEEN) === '1';
+        localStorage.setItem(SEEN, '1');
+      } catch (e) { /* no storage: register, as a reader who came back would */ }
+      if (seen || navigator.serviceWorker.controller) start();
+    };
+    if (document.readyState === 'complete') afterLoad();
+    else window.addEventListener('load', afterLoad);
+  }
+
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', setUp);
+  else setUp();
+}());

@@ -1,0 +1,84 @@
+"""The book offline: a service worker made at build time, and the web app manifest.
+
+Takes the finished site folder (pages, search index, static files, the widgets' runtime under
+``pyodide/``) and writes beside them:
+
+* ``manifest.webmanifest``: the book's name, its colours (assets/css/palette.css) and icons (the
+  favicon's PNGs, a maskable one among them), ``display: standalone``;
+* ``sw.js`` and ``workbox-v<version>/``: the service worker, made by Workbox's ``injectManifest``
+  (``sw_build.cjs``) from the site's own file list with a SHA-256 revision for each file; what it
+  caches and how is described at the top of ``sw.js`` (the source in this folder);
+* ``offline.json``: what "Keep this book offline" downloads (files, bytes, with and without the
+  runtime), read by assets/js/offline.js to say the size before the reader downloads.
+
+It runs last (``project: post-render:`` in _quarto.yml, after the widget runtime), so under
+``quarto render`` too; it knows nothing of how the pages were made."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+from ...editions.images import page_colour
+from ...errors import BuildError
+from ..npm import node_modules
+
+HERE = Path(__file__).resolve().parent
+SW_SOURCE = HERE / "sw.js"
+BUILDER = HERE / "sw_build.cjs"
+
+
+def runtime_files(site: Path) -> dict:
+    """The widgets' runtime as the worker fetches it (assets/js/widgets-worker.js), its content
+    key (the cache it is kept in is named by it) and its size."""
+    config = site / "pyodide" / "book-runtime.mjs"
+    if not config.exists():
+        return {"key": "none", "files": [], "bytes": 0}
+    text = config.read_text(encoding="utf-8")
+    key = re.search(r'KEY\s*=\s*"([^"]+)"', text).group(1)
+    packed = (re.search(r'PACKED\s*=\s*"([^"]*)"', text) or [None, ""])[1]
+    names = ["book-runtime.mjs", "pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm"]
+    files = [f"pyodide/{n}" for n in names]
+    files += [f"pyodide/{a}{packed}?v={key}" for a in ("python_stdlib.zip", "book-py.zip")]
+    size = sum((site / f.split("?")[0]).stat().st_size for f in files if (site / f.split("?")[0]).exists())
+    return {"key": key, "files": [f for f in files if (site / f.split("?")[0]).exists()], "bytes": size}
+
+
+def web_manifest(site: Path, title: str, description: str | None) -> dict:
+    img = site / "assets" / "img"
+    icons = [{"src": "assets/img/favicon.svg", "sizes": "any", "type": "image/svg+xml"}] if (img / "favicon.svg").exists() else []
+    icons += [{"src": f"assets/img/favicon-{n}.png", "sizes": f"{n}x{n}", "type": "image/png"}
+              for n in (192, 512) if (img / f"favicon-{n}.png").exists()]
+    if (img / "favicon-maskable-512.png").exists():
+        icons.append({"src": "assets/img/favicon-maskable-512.png", "sizes": "512x512", "type": "image/png",
+                      "purpose": "maskable"})
+    out = {"name": title, "short_name": title, "start_url": "./index.html", "scope": "./",
+           "display": "standalone", "background_color": page_colour(site, "bg"),
+           "theme_color": page_colour(site, "accent"), "icons": icons}
+    if description:
+        out["description"] = description
+    return out
+
+
+def write_offline(site: Path, title: str, description: str | None = None, root: Path | None = None) -> dict:
+    """Write the manifest, the service worker and offline.json into ``site``; returns offline.json."""
+    site = Path(site).resolve()
+    if not (site / "index.html").exists():          # no HTML in this render (a PDF only)
+        return {}
+    (site / "manifest.webmanifest").write_text(json.dumps(web_manifest(site, title, description), indent=1) + "\n",
+                                               encoding="utf-8")
+    runtime = runtime_files(site)
+    modules = node_modules(Path(root or Path.cwd()))
+    import os
+    proc = subprocess.run(["node", str(BUILDER), str(site), str(SW_SOURCE), json.dumps(runtime)],
+                          cwd=modules.parent, capture_output=True, text=True,
+                          env={**os.environ, "NODE_PATH": str(modules)})
+    if proc.returncode != 0:
+        raise BuildError("the service worker could not be made (workbox-build; run scripts/install.sh)",
+                         BUILDER, detail=proc.stderr[-2000:])
+    made = json.loads(proc.stdout)
+    info = {"build": made["build"], "files": made["count"] + len(runtime["files"]), "bytes": made["size"],
+            "runtime_bytes": runtime["bytes"], "total_bytes": made["size"] + runtime["bytes"]}
+    (site / "offline.json").write_text(json.dumps(info) + "\n", encoding="utf-8")
+    return info
