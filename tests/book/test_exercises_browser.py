@@ -88,8 +88,11 @@ def message(page):
 
 
 def check(page, touch, expect):
+    # each answer is a new message element: mark the old one, wait for one that is not it
+    page.evaluate(f"document.querySelector('{EX} .exercise-message').dataset.old = '1'")
     press(page, page.locator(f"{EX} .exercise-check"), touch)
-    page.wait_for_function(f"/^(Passed|Not yet)/.test(document.querySelector('{EX} .exercise-message').textContent)")
+    page.wait_for_function(f"""(() => {{ const m = document.querySelector('{EX} .exercise-message');
+        return !m.dataset.old && /^(Passed|Not yet)/.test(m.textContent); }})()""")
     text = message(page)
     assert text.startswith(expect), text
     return text
