@@ -91,6 +91,14 @@ def check(page, touch, expect):
     # each answer is a new message element: mark the old one, wait for one that is not it
     page.evaluate(f"document.querySelector('{EX} .exercise-message').dataset.old = '1'")
     press(page, page.locator(f"{EX} .exercise-check"), touch)
+    if touch:
+        # On the loaded 2-core test machine, a tap on Check right after typing in the editor was now
+        # and then not turned into a click (3 of 8 runs; never on desktop, never by hand): give the
+        # reader's second tap if the first started nothing within 10 s (see /work/notes/29.md).
+        try:
+            page.wait_for_function(f"!document.querySelector('{EX} .exercise-message').dataset.old", timeout=10000)
+        except Exception:
+            press(page, page.locator(f"{EX} .exercise-check"), touch)
     page.wait_for_function(f"""(() => {{ const m = document.querySelector('{EX} .exercise-message');
         return !m.dataset.old && /^(Passed|Not yet)/.test(m.textContent); }})()""")
     text = message(page)
