@@ -29,6 +29,7 @@ test: install
 bench: install
 	$(PY) benchmarks/build_bench.py
 	$(PY) benchmarks/widgets_bench.py
+	$(PY) benchmarks/warpsim_bench.py
 
 clean:
 	rm -rf _book .bookcache .install.stamp

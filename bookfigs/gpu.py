@@ -2,7 +2,7 @@
 
 Each function draws one figure from ``calc`` numbers onto a new matplotlib
 figure and returns it; the chapter cell only chooses the inputs. Occupancy
-comes from ``calc.occupancy``, sectors from ``calc.cuda.coalescing``, bank
+comes from ``calc.occupancy``, sectors from the warp simulator (``calc.warpsim``), bank
 conflicts from ``calc.cuda.bank_conflicts`` and thread ownership from a
 ``calc.runner`` run.
 """
@@ -11,7 +11,10 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 from matplotlib.patches import Rectangle
 
-from calc import cuda, fmt, occupancy
+from calc import cuda, fmt, occupancy, simkernels
+from calc.warpsim import counts_of, sectors_of
+
+_DTYPE_OF_SIZE = {4: "fp32", 2: "fp16", 1: "int8", 8: "fp64"}
 
 COLOURS = ("C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9")
 
@@ -55,15 +58,20 @@ def coalescing_patterns(patterns: list[tuple[str, int, int, int]], span_bytes: i
     fig, ax = plt.subplots(figsize=(7.2, 0.55 * len(patterns) + 0.9))
     for row, (label, stride, elem, base) in enumerate(patterns):
         y = len(patterns) - 1 - row
-        addrs = [base + i * stride * elem for i in range(cuda.WARP_SIZE)]
+        if base % elem:
+            raise ValueError(f"{label}: a base address of {base} bytes is not a whole number of {elem}-byte elements")
+        load = simkernels.warp_read_instr(stride, _DTYPE_OF_SIZE[elem], offset=base // elem)
+        addrs = [a - load.base for a in load.addresses()]      # bytes from the array's start
         sectors = {a // cuda.SECTOR_BYTES for a in addrs}
+        if sectors != {x - load.base // cuda.SECTOR_BYTES for x in sectors_of(load)}:
+            raise AssertionError(f"{label}: the shaded sectors are not the simulator's")
         for s in sectors:
             if s * cuda.SECTOR_BYTES < span_bytes:
                 ax.add_patch(Rectangle((s * cuda.SECTOR_BYTES, y - 0.3), cuda.SECTOR_BYTES, 0.6,
                                        color="C1", alpha=0.35, lw=0))
         shown = [a for a in addrs if a < span_bytes]
         ax.plot([a + elem / 2 for a in shown], [y] * len(shown), "o", color="C0", ms=2.2)
-        c = cuda.coalescing(stride, elem, base_addr=base)
+        c = counts_of(load)
         more = "" if len(shown) == len(addrs) else f"; {fmt.count(len(addrs) - len(shown), 'lane')} off the right"
         ax.text(span_bytes + 8, y, f"{fmt.count(c.sectors, 'sector')}, {fmt.count(c.lines, 'line')}\n"
                 f"{fmt.num(c.bytes_moved)} B moved for {fmt.num(c.bytes_requested)} B{more}", va="center", fontsize=7)
@@ -81,9 +89,10 @@ def coalescing_patterns(patterns: list[tuple[str, int, int, int]], span_bytes: i
 
 
 def bank_conflict_bars(strides: list[int]):
-    """Conflict degree (``cuda.bank_conflicts``) of a warp reading 4-byte word ``lane · stride``."""
+    """Passes (the simulator's wavefronts, ``simkernels.warp_shared_read``) of a warp reading
+    4-byte word ``lane · stride`` of shared memory."""
     fig, ax = plt.subplots(figsize=(6.4, 2.4))
-    ways = [cuda.bank_conflicts(s) for s in strides]
+    ways = [simkernels.warp_shared_read(s).wavefronts for s in strides]
     ax.bar([str(s) for s in strides], ways, color=["C2" if w == 1 else "C3" for w in ways])
     for i, w in enumerate(ways):
         ax.text(i, w + 0.4, f"{w}", ha="center", fontsize=7.5)

@@ -22,7 +22,8 @@ Submodules (import the one you need, e.g. ``from calc import roofline``):
 - ``cuda``       CUDA indexing, coalescing, bank conflicts, launch limits
 - ``occupancy``  occupancy by the CUDA Occupancy Calculator's rules
 - ``runner``     a tiny kernel runner for runnable pseudocode
-- ``warpsim``    a warp-level kernel simulator: sectors, bank conflicts, divergence, HBM bytes
+- ``warpsim``    a warp-level kernel simulator: runs a kernel, records each warp instruction
+- ``warpcount``  counts from that record: sectors, bank conflicts, divergence, FLOPs, HBM bytes
 - ``simkernels`` the canonical kernels (copy, transpose, reductions, tiled matmul) for ``warpsim``
 - ``llm``        serving a language model: KV cache, memory budget, one decode step
 """
@@ -45,5 +46,6 @@ __all__ = [
     "specs",
     "systolic",
     "tiling",
+    "warpcount",
     "warpsim",
 ]

@@ -18,8 +18,8 @@ pseudocode write it::
 ``blockIdx``, ``threadIdx``, ``blockDim`` and ``gridDim`` are this module's
 objects, set to the running thread's values (a kernel written as text gets them
 from ``compile_kernel``). Global arrays are ``Array(name, data_or_length,
-dtype)``; shared ones come from ``shared(name, shape, dtype)``; ``add``, ``mul``,
-``fma``, ``fmax`` and ``exp`` are the counted arithmetic; ``atomic_add`` is
+dtype)``; shared ones come from ``shared(name, shape, dtype)``; ``add``, ``sub``,
+``mul``, ``div``, ``fma``, ``fmax`` and ``exp`` are the counted arithmetic; ``atomic_add`` is
 ``atomicAdd``. ``launch`` returns a ``Report``:
 global requests, 32-byte sectors and 128-byte lines, bytes requested against
 bytes moved, shared-memory wavefronts and bank conflicts, divergence, FLOPs,
@@ -48,14 +48,21 @@ lanes of a warp whose k-th execution of one site coincide form one warp
 instruction; lanes absent from it were inactive (a divergent branch). When
 every lane of a warp ran the same sites in the same order (the common case)
 the grouping is a list comparison and a ``zip``. All counts are functions over
-that record of warp instructions (``Instr``), never hooks in the executor.
+that record of warp instructions (``Instr``, in ``calc.warpcount``), never hooks
+in the executor.
+
+The price of a per-thread function is a Python call per counted access: about
+0.3 µs each in CPython and twice that in Pyodide (``benchmarks/warpsim_bench.py``),
+so a 4,096-thread vector kernel takes tens of milliseconds in the browser and a
+64×64×64 tiled matmul (half a million shared loads) about a second.
 
 Running threads one after another gives the same values as lock step whenever
-the kernel is free of races, and the simulator checks that it is: a read or
-write of an element that another thread of the same block wrote since the last
-barrier, or that another block wrote during the launch, is a ``Race``. (Since
-Volta the lanes of a warp are not guaranteed to run in lock step either, so
-"warp-synchronous" code without a barrier is a race on current hardware too.)
+the kernel is free of races, and the simulator checks that it is, from the
+record, at every barrier: two accesses to one element, at least one a write, by
+two threads of a block between the same two barriers, or by two blocks at any
+time, are a ``Race``, whichever order the simulator happened to run them in.
+(Since Volta the lanes of a warp are not guaranteed to run in lock step either,
+so "warp-synchronous" code without a barrier is a race on current hardware too.)
 
 Semantics and their errors (all subclasses of ``KernelError``, each naming the
 thread, the source line and, for memory, the array and index):
@@ -63,8 +70,8 @@ thread, the source line and, for memory, the array and index):
 - ``OutOfBounds``: an index outside a global or shared array (per dimension).
 - ``UninitializedRead``: shared memory starts poisoned, and so does a global
   array created without data; reading an element before any write is an error.
-- ``Race``: see above (a write after another thread's read in the same
-  interval is caught when that read was the element's most recent one).
+- ``Race``: see above. It is reported at the barrier that ends the interval
+  (or before another error from the same interval, which it probably caused).
 - ``BarrierError``: ``syncthreads()`` reached by only some threads of a block,
   or at different lines (undefined on hardware), or written without ``yield``.
 - ``StepLimit``: more than ``max_steps`` memory accesses and arithmetic calls
@@ -73,6 +80,7 @@ thread, the source line and, for memory, the array and index):
 - ``KernelException``: any other Python exception raised by the kernel, with
   the thread and line where it happened.
 - ``LaunchError``: a launch the device could not run (``calc.cuda.validate_launch``).
+- ``KernelSyntaxError``: kernel text that does not compile (``compile_kernel``).
 
 The memory model
 ----------------
@@ -97,7 +105,7 @@ sectors are written back when evicted or at the end of the launch). A read
 miss moves 32 bytes from HBM. This ignores set associativity, the A100's and
 H100's split L2 partitions, and compression.
 
-FLOPs: ``add``, ``mul``, ``fmax`` and ``exp`` count 1, ``fma`` counts 2. Python's
+FLOPs: ``add``, ``sub``, ``mul``, ``div``, ``fmax`` and ``exp`` count 1, ``fma`` counts 2. Python's
 own operators count nothing, so index arithmetic stays free, as it is integer
 work on the GPU.
 """
@@ -106,12 +114,10 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass, field
-from operator import itemgetter
 from typing import Any, Callable, Optional, Sequence
 
 from . import specs
-from .cuda import LINE_BYTES, SECTOR_BYTES, SMEM_BANK_BYTES, SMEM_BANKS, WARP_SIZE, Dim3, dim3, validate_launch
+from .cuda import WARP_SIZE, Dim3, dim3, validate_launch
 from .dtypes import size_bytes
 
 _getframe = sys._getframe
@@ -127,8 +133,10 @@ MAX_THREADS = 1 << 20
 GLOBAL_ALIGN = 256
 SHARED_ALIGN = 128
 
-# kinds of event (the second field of an access's rid)
-LD, ST, ATOM, FLOP = "ld", "st", "atom", "flop"
+from .warpcount import (  # noqa: F401  (re-exported: the record and its counts are part of this API)
+    ATOM, FLOP, LD, ST, Counts, Instr, Report, Roofline, Traffic, bytes_requested, counts_of, l2_traffic, lines_of,
+    phases, sectors_of, sum_counts, wavefronts_of,
+)
 
 
 # ------------------------------------------------------------------ errors
@@ -239,7 +247,7 @@ class _Barrier:
 class _State:
     """What the running thread's accesses need: its log, its race tags, the step budget."""
 
-    __slots__ = ("keys", "idx", "frame", "kcode", "me", "lo", "blo", "steps", "rids", "block", "thread", "shared",
+    __slots__ = ("keys", "idx", "frame", "kcode", "steps", "rids", "block", "thread", "shared",
                  "shared_top", "pending_barrier", "generator", "device")
 
     def __init__(self, max_steps: int):
@@ -247,7 +255,6 @@ class _State:
         self.idx: list = []   # ... and element index (FLOPs for arithmetic), one entry per event
         self.frame = None     # the running thread's kernel frame
         self.kcode = None
-        self.me = self.lo = self.blo = 0
         self.steps = max_steps
         self.rids: list = [(None, FLOP, 1), (None, FLOP, 2)]
         self.block = self.thread = Dim3(0, 0, 0)
@@ -296,7 +303,7 @@ def _step_limit(st: _State) -> StepLimit:
 def _kernel_line(depth: int = 2) -> Optional[int]:
     """Line of the nearest frame outside this module."""
     f = _getframe(depth)
-    while f is not None and f.f_code.co_filename == __file__:
+    while f is not None and f.f_code.co_filename == _THIS_FILE:
         f = f.f_back
     return f.f_lineno if f is not None else None
 
@@ -317,7 +324,7 @@ class Array:
 
     space = "global"
     __slots__ = ("name", "dtype", "shape", "itemsize", "n", "data", "base", "_strides", "_s0", "_s1",
-                 "_st", "_tags", "_rd", "_r", "_w", "_a", "_vecs")
+                 "_st", "_r", "_w", "_a", "_vecs")
 
     def __init__(self, name: str, data, dtype: str = "fp32", shape: Optional[Sequence[int]] = None):
         self._vecs: dict = {}
@@ -351,15 +358,11 @@ class Array:
     # -- launch plumbing
     def _detach(self) -> None:
         self._st = None
-        self._tags: list = []
-        self._rd: list = []
         self._r = self._w = self._a = -1
 
     def _attach(self, st: _State, base: int) -> None:
         self._st = st
         self.base = base
-        self._tags = [-1] * self.n
-        self._rd = [-1] * self.n
         self._r = st.rid(self, LD, self.itemsize)
         self._w = st.rid(self, ST, self.itemsize)
         self._a = st.rid(self, ATOM, self.itemsize)
@@ -432,31 +435,8 @@ class Array:
                            "wrote it" + (" (shared memory starts uninitialised)" if self.space == "shared" else ""),
                            idx)
 
-    def _race(self, flat: int, other_tag: int, what: str):
-        st = self._st
-        other = _thread_of(other_tag % _NT)
-        same_block = other_tag >= st.blo
-        who = ("thread " + _fmt3(other) + " of this block" if same_block else
-               f"thread {_fmt3(other)} of block {_fmt3(_block_of_interval(other_tag // _NT))}")
-        when = "since the last syncthreads()" if same_block else "in this launch (blocks run in no set order)"
-        idx = self._unflat(flat)
-        return self._error(Race, f"{what} {self.space} {self.name}[{idx!r}], which {who} wrote {when}", idx)
-
-    def _race_after_read(self, flat: int, r: int):
-        st = self._st
-        other = _thread_of(r % _NT)
-        same_block = r >= st.blo
-        who = "this block" if same_block else f"block {_fmt3(_block_of_interval(r // _NT))}"
-        when = "since the last syncthreads()" if same_block else "in this launch"
-        idx = self._unflat(flat)
-        return self._error(Race, f"write to {self.space} {self.name}[{idx!r}], which thread {_fmt3(other)} of "
-                           f"{who} read {when} (it may read before or after this write)", idx)
-
-    # -- element access: the hot path, written out once per shape and space for speed.
-    # Race tags: an element's last writer (and last reader) is stored as
-    # interval × threads-per-block + thread, where intervals are numbered across the
-    # launch (block by block, barrier by barrier). The running thread's tag is
-    # st.me; tags from st.lo up are this interval's, tags from st.blo up this block's.
+    # -- element access: the hot path, written out once per shape and space for speed. It checks
+    # bounds and poison and logs the access; races are found later, from the record (_races).
 
     def __getitem__(self, i):
         try:
@@ -470,10 +450,6 @@ class Array:
             return v
         if v is POISON:
             raise self._uninit(i)
-        w = self._tags[i]
-        if w >= 0 and w != st.me and (w >= st.lo or w < st.blo):
-            raise self._race(i, w, "read of")
-        self._rd[i] = st.me
         f = st.frame or _find_frame(st)
         st.keys.append(f.f_lasti + self._r)
         st.idx.append(i)
@@ -483,24 +459,12 @@ class Array:
         return v
 
     def __setitem__(self, i, value):
-        try:
-            if not 0 <= i < self.n:
-                raise self._oob(i)
-            i + 0
-        except TypeError:
-            raise self._bad_index(i) from None
         if i.__class__ is not int:
             raise self._bad_index(i)
+        if not 0 <= i < self.n:
+            raise self._oob(i)
         st = self._st
         if st is not None:
-            me = st.me
-            w = self._tags[i]
-            if w >= 0 and w != me and (w >= st.lo or w < st.blo):
-                raise self._race(i, w, "write to")
-            r = self._rd[i]
-            if r >= 0 and r != me and (r >= st.lo or r < st.blo):
-                raise self._race_after_read(i, r)
-            self._tags[i] = me
             f = st.frame or _find_frame(st)
             st.keys.append(f.f_lasti + self._w)
             st.idx.append(i)
@@ -525,10 +489,6 @@ class Array:
             return v
         if v is POISON:
             raise self._uninit(i)
-        w = self._tags[i]
-        if w >= 0 and w != st.me and (w >= st.lo or w < st.blo):
-            raise self._race(i, w, "read of")
-        self._rd[i] = st.me
         f = st.frame or _find_frame(st)
         st.keys.append(f.f_lasti + self._r)
         st.idx.append(i)
@@ -540,14 +500,6 @@ class Array:
     def _store(self, i: int, value, depth: int) -> None:
         st = self._st
         if st is not None:
-            me = st.me
-            w = self._tags[i]
-            if w >= 0 and w != me and (w >= st.lo or w < st.blo):
-                raise self._race(i, w, "write to")
-            r = self._rd[i]
-            if r >= 0 and r != me and (r >= st.lo or r < st.blo):
-                raise self._race_after_read(i, r)
-            self._tags[i] = me
             f = st.frame or _find_frame(st)
             st.keys.append(f.f_lasti + self._w)
             st.idx.append(i)
@@ -601,10 +553,6 @@ class _Array2D(Array):
             return v
         if v is POISON:
             raise self._uninit(k)
-        w = self._tags[k]
-        if w >= 0 and w != st.me and (w >= st.lo or w < st.blo):
-            raise self._race(k, w, "read of")
-        self._rd[k] = st.me
         f = st.frame or _find_frame(st)
         st.keys.append(f.f_lasti + self._r)
         st.idx.append(k)
@@ -640,8 +588,7 @@ class _ArrayND(Array):
 class SharedArray(Array):
     """A block's ``__shared__`` array, made by ``shared()``: uninitialised until written.
 
-    Only the block's own threads can see it, so a tag is a race only when it is
-    this interval's and another thread's."""
+    Only the block's own threads can see it, so only they can race on it."""
 
     space = "shared"
     __slots__ = ()
@@ -660,11 +607,6 @@ class SharedArray(Array):
         if v is POISON:
             raise self._uninit(i)
         st = self._st
-        w = self._tags[i]
-        me = st.me
-        if w >= st.lo and w != me:
-            raise self._race(i, w, "read of")
-        self._rd[i] = me
         f = st.frame or _find_frame(st)
         st.keys.append(f.f_lasti + self._r)
         st.idx.append(i)
@@ -694,11 +636,6 @@ class _Shared2D(SharedArray, _Array2D):
         if v is POISON:
             raise self._uninit(k)
         st = self._st
-        w = self._tags[k]
-        me = st.me
-        if w >= st.lo and w != me:
-            raise self._race(k, w, "read of")
-        self._rd[k] = me
         f = st.frame or _find_frame(st)
         st.keys.append(f.f_lasti + self._r)
         st.idx.append(k)
@@ -785,10 +722,6 @@ class Vector:
             if st is not None:
                 if v is POISON:
                     raise a._uninit(i)
-                t = a._tags[i]
-                if t >= 0 and t != st.me and (t >= st.lo or t < st.blo):
-                    raise a._race(i, t, "read of")
-                a._rd[i] = st.me
             out.append(v)
         if st is not None:
             f = st.frame or _find_frame(st)
@@ -807,14 +740,6 @@ class Vector:
             raise a._error(KernelException, f"{self.name}[{j}] takes {w} values, got {len(values)}", j)
         st = a._st
         if st is not None:
-            for i in range(j * w, j * w + w):
-                t = a._tags[i]
-                if t >= 0 and t != st.me and (t >= st.lo or t < st.blo):
-                    raise a._race(i, t, "write to")
-                r = a._rd[i]
-                if r >= 0 and r != st.me and (r >= st.lo or r < st.blo):
-                    raise a._race_after_read(i, r)
-                a._tags[i] = st.me
             f = st.frame or _find_frame(st)
             st.keys.append(f.f_lasti + self._rid(ST))
             st.idx.append(j * w)
@@ -887,10 +812,22 @@ def add(a, b):
     return a + b
 
 
+def sub(a, b):
+    """a − b, one FLOP."""
+    _flop(1)
+    return a - b
+
+
 def mul(a, b):
     """a · b, one FLOP."""
     _flop(1)
     return a * b
+
+
+def div(a, b):
+    """a / b, one FLOP (the book counts a softmax's division as one operation)."""
+    _flop(1)
+    return a / b
 
 
 def fma(a, b, c):
@@ -927,501 +864,108 @@ def atomic_add(array: Array, index, value):
     return array._atomic_add(index, value)
 
 
-# ------------------------------------------------------------------ the record
-
-
-@dataclass(slots=True)
-class Instr:
-    """One warp instruction, the unit of the record every count is computed from.
-
-    ``kind`` is "ld", "st", "atom" or "flop"; ``space`` "global", "shared" or None
-    (arithmetic); ``lanes`` the active lanes; ``index`` each active lane's flat
-    element index (for arithmetic, the FLOPs per lane); ``size`` bytes per lane;
-    ``live`` the lanes the warp has (fewer than 32 in a partial last warp).
-    """
-
-    block: int
-    warp: int
-    epoch: int
-    line: int
-    kind: str
-    array: Optional[Array]
-    base: int
-    size: int
-    lanes: tuple
-    index: tuple
-    live: int
-    site: tuple
-
-    @property
-    def space(self) -> Optional[str]:
-        return self.array.space if self.array is not None else None
-
-    @property
-    def active(self) -> int:
-        return len(self.lanes)
-
-    @property
-    def divergent(self) -> bool:
-        return len(self.lanes) < self.live
-
-    def addresses(self) -> list:
-        """Byte address of each active lane's access."""
-        b, s = self.base, (self.array.itemsize if self.array is not None else 0)
-        return [b + i * s for i in self.index]
-
-
-def sectors_of(instr: Instr) -> set:
-    """32-byte sectors a global instruction touches (numbered byte address // 32).
-
-    Arrays start 256-byte aligned and every access is naturally aligned (an
-    element, or a vector of 2 or 4 at a multiple of its size), so no access of up
-    to 32 bytes straddles a sector: lane i's sector is (base + i·itemsize) // 32."""
-    s, b = instr.array.itemsize, instr.base
-    if instr.size <= SECTOR_BYTES and b % SECTOR_BYTES == 0 and s in _SHIFT:
-        sh = _SHIFT[s]
-        first = b >> 5
-        return {first + k for k in set(map(sh.__rrshift__, instr.index))}
-    size = instr.size
-    out = set()
-    for i in instr.index:
-        a = b + i * s
-        out.update(range(a >> 5, ((a + size - 1) >> 5) + 1))
-    return out
-
-
-def _sector_and_line_counts(instr: Instr) -> tuple:
-    s, b = instr.array.itemsize, instr.base
-    if instr.size <= SECTOR_BYTES and b % LINE_BYTES == 0 and s in _SHIFT:
-        sh = _SHIFT[s]
-        secs = set(map(sh.__rrshift__, instr.index))
-        lines = set(map((sh + 2).__rrshift__, instr.index))
-        return len(secs), len(lines)
-    secs = sectors_of(instr)
-    return len(secs), len({x >> 2 for x in secs})
-
-
-_SHIFT = {1: 5, 2: 4, 4: 3, 8: 2}  # itemsize -> log2(32 / itemsize)
-
-
-def lines_of(instr: Instr) -> set:
-    """128-byte lines a global instruction touches."""
-    return {sec * SECTOR_BYTES // LINE_BYTES for sec in sectors_of(instr)}
-
-
-def bytes_requested(instr: Instr) -> int:
-    """Bytes the active lanes asked for, each distinct element once."""
-    return len(set(instr.index)) * instr.size
-
-
-def phases(instr: Instr) -> list:
-    """The lane groups a shared-memory request is served in: 32 lanes for accesses of
-    up to 4 bytes, 16 for 8 bytes, 8 for 16 bytes."""
-    per = WARP_SIZE * SMEM_BANK_BYTES // max(instr.size, SMEM_BANK_BYTES)
-    groups: dict = {}
-    for lane, i in zip(instr.lanes, instr.index):
-        groups.setdefault(lane // per, []).append(i)
-    return list(groups.values())
-
-
-def wavefronts_of(instr: Instr) -> tuple:
-    """(wavefronts, phases with active lanes, worst ways) of a shared-memory instruction.
-
-    Per phase: the busiest bank's count of distinct 4-byte words (lanes reading
-    one word share a broadcast)."""
-    s, size, b = instr.array.itemsize, instr.size, instr.base
-    if size <= SMEM_BANK_BYTES:
-        words = set(instr.index) if s == 4 else {(b + i * s) >> 2 for i in instr.index}
-        n = len(words)
-        if n == 1:
-            return 1, 1, 1
-        banks = {w & 31 for w in words}
-        if len(banks) == n:
-            return 1, 1, 1
-        per: dict = {}
-        for w in words:
-            per[w & 31] = per.get(w & 31, 0) + 1
-        ways = max(per.values())
-        return ways, 1, ways
-    waves, worst, nph = 0, 0, 0
-    for idxs in phases(instr):
-        words = set()
-        for i in idxs:
-            a = b + i * s
-            words.update(range(a >> 2, ((a + size - 1) >> 2) + 1))
-        per = {}
-        for w in words:
-            per[w & 31] = per.get(w & 31, 0) + 1
-        ways = max(per.values())
-        waves += ways
-        worst = max(worst, ways)
-        nph += 1
-    return waves, nph, worst
-
-
-# ------------------------------------------------------------------ counts
-
-
-_FIELDS = ("warp_instructions", "active_lanes", "lane_slots", "divergent",
-           "global_loads", "global_stores", "global_atomics", "sectors", "load_sectors", "store_sectors",
-           "lines", "bytes_requested", "shared_loads", "shared_stores", "wavefronts", "ideal_wavefronts",
-           "flops")
-
-
-@dataclass
-class Counts:
-    """Counts over some warp instructions (a kernel, a block, a source line, one instruction).
-
-    Global memory: ``global_loads``/``global_stores``/``global_atomics`` are requests
-    (warp instructions); ``sectors`` the 32-byte sectors they touch, ``lines`` the
-    128-byte lines, ``bytes_requested`` what the lanes asked for and
-    ``bytes_moved`` = sectors × 32. Shared memory: requests, ``wavefronts`` and
-    ``bank_conflicts`` (wavefronts beyond one per phase). ``divergent`` counts warp
-    instructions some live lanes of the warp skipped; ``active_lanes / lane_slots``
-    is the share of the 32 lanes doing work. ``flops`` from add/mul/fma/fmax/exp.
-    """
-
-    warp_instructions: int = 0
-    active_lanes: int = 0
-    lane_slots: int = 0
-    divergent: int = 0
-    global_loads: int = 0
-    global_stores: int = 0
-    global_atomics: int = 0
-    sectors: int = 0
-    load_sectors: int = 0
-    store_sectors: int = 0
-    lines: int = 0
-    bytes_requested: int = 0
-    shared_loads: int = 0
-    shared_stores: int = 0
-    wavefronts: int = 0
-    ideal_wavefronts: int = 0
-    flops: int = 0
-
-    @property
-    def global_requests(self) -> int:
-        return self.global_loads + self.global_stores + self.global_atomics
-
-    @property
-    def bytes_moved(self) -> int:
-        return self.sectors * SECTOR_BYTES
-
-    @property
-    def efficiency(self) -> float:
-        """bytes_requested / bytes_moved (1.0: fully coalesced); 1.0 when nothing moved."""
-        return self.bytes_requested / self.bytes_moved if self.sectors else 1.0
-
-    @property
-    def sectors_per_request(self) -> float:
-        r = self.global_requests
-        return self.sectors / r if r else 0.0
-
-    @property
-    def shared_requests(self) -> int:
-        return self.shared_loads + self.shared_stores
-
-    @property
-    def bank_conflicts(self) -> int:
-        return self.wavefronts - self.ideal_wavefronts
-
-    @property
-    def lane_share(self) -> float:
-        """Share of lane slots doing work, over the counted instructions."""
-        return self.active_lanes / self.lane_slots if self.lane_slots else 1.0
-
-    def add(self, other: "Counts") -> None:
-        for f in _FIELDS:
-            setattr(self, f, getattr(self, f) + getattr(other, f))
-
-    def as_dict(self) -> dict:
-        d = {f: getattr(self, f) for f in _FIELDS}
-        d.update(global_requests=self.global_requests, bytes_moved=self.bytes_moved, efficiency=self.efficiency,
-                 shared_requests=self.shared_requests, bank_conflicts=self.bank_conflicts,
-                 lane_share=self.lane_share)
-        return d
-
-
-def counts_of(instr: Instr) -> Counts:
-    """The counts of one warp instruction."""
-    return sum_counts((instr,))
-
-
-def sum_counts(instrs) -> Counts:
-    """The counts of some warp instructions: every count is derived here from the record."""
-    wi = act = div = gl = gs = ga = sec = lsec = ssec = lines = breq = sl = ss = wav = ideal = fl = 0
-    for ins in instrs:
-        n = len(ins.lanes)
-        wi += 1
-        act += n
-        if n < ins.live:
-            div += 1
-        kind = ins.kind
-        if kind == FLOP:
-            fl += sum(ins.index)
-            continue
-        if ins.array.space == "global":
-            ns, nl = _sector_and_line_counts(ins)
-            sec += ns
-            lines += nl
-            breq += len(set(ins.index)) * ins.size
-            if kind == LD:
-                gl += 1
-                lsec += ns
-            elif kind == ST:
-                gs += 1
-                ssec += ns
-            else:
-                ga += 1
-                lsec += ns
-                ssec += ns
-        else:
-            w, p, _ = wavefronts_of(ins)
-            wav += w
-            ideal += p
-            if kind == LD:
-                sl += 1
-            else:
-                ss += 1
-    return Counts(wi, act, wi * WARP_SIZE, div, gl, gs, ga, sec, lsec, ssec, lines, breq, sl, ss, wav, ideal, fl)
-
-
-# ------------------------------------------------------------------ L2 and HBM
-
-
-@dataclass(frozen=True)
-class Traffic:
-    """HBM traffic behind a launch's sectors, through the L2 model."""
-
-    l2_bytes: int  # capacity modelled
-    read_bytes: int  # read misses × 32
-    write_bytes: int  # dirty sectors written back × 32
-    l2_read_hits: int
-    l2_read_misses: int
-
-    @property
-    def hbm_bytes(self) -> int:
-        return self.read_bytes + self.write_bytes
-
-
-def l2_traffic(record: Sequence[Instr], l2_bytes: int) -> Traffic:
-    """Run the global instructions of ``record`` in order through an LRU cache of 32-byte
-    sectors holding ``l2_bytes`` (write-back, write-allocate without fetch)."""
-    cap = max(0, int(l2_bytes) // SECTOR_BYTES)
-    cache: dict = {}  # sector -> dirty; dict order is LRU order (oldest first)
-    reads = writes = hits = misses = 0
-    for ins in record:
-        if ins.kind == FLOP or ins.array.space != "global":
-            continue
-        secs = sorted(sectors_of(ins))
-        store = ins.kind != LD
-        load = ins.kind != ST
-        for s in secs:
-            if s in cache:
-                dirty = cache.pop(s)
-                if load:
-                    hits += 1
-            else:
-                dirty = False
-                if load:
-                    misses += 1
-                    reads += 1
-            if cap == 0:
-                if store:
-                    writes += 1
-                continue
-            cache[s] = dirty or store
-            if len(cache) > cap:
-                old = next(iter(cache))
-                if cache.pop(old):
-                    writes += 1
-    writes += sum(1 for d in cache.values() if d)
-    return Traffic(int(l2_bytes), reads * SECTOR_BYTES, writes * SECTOR_BYTES, hits, misses)
-
-
-# ------------------------------------------------------------------ report
-
-
-@dataclass
-class Roofline:
-    """A launch on one device's roofline: the lower bound on its time and the roof that binds."""
-
-    device: str
-    flops: int
-    hbm_bytes: int
-    intensity: float  # FLOP per HBM byte (inf with no traffic)
-    peak_flops: float
-    mem_bw: float
-    compute_time_s: float
-    memory_time_s: float
-
-    @property
-    def time_s(self) -> float:
-        return max(self.compute_time_s, self.memory_time_s)
-
-    @property
-    def bound(self) -> str:
-        """"memory" or "compute": the roof that sets the lower bound."""
-        return "memory" if self.memory_time_s >= self.compute_time_s else "compute"
-
-
-class Report:
-    """What a launch did: the record of warp instructions and every count derived from it.
-
-    - ``arrays``: ``{name: Array}`` of the launch (read results with ``.data`` / ``.tolist()``)
-    - ``record``: list of ``Instr`` in execution order (block by block; within a block,
-      barrier interval by interval, warp by warp, each warp's instructions in program order)
-    - ``totals``: ``Counts`` of the whole launch
-    - ``per_line``: ``{line: Counts}``; ``per_block``: ``{linear block number: Counts}``
-    - ``per_instruction()``: ``[(Instr, Counts)]``
-    - ``traffic``: ``Traffic`` (HBM bytes through the L2 model); ``hbm_bytes``
-    - ``roofline(device, dtype)``: ``Roofline``
-    - ``table()``: rows per source line for printing
-    """
-
-    def __init__(self, kernel: Callable, grid: Dim3, block: Dim3, device, record: list,
-                 source: dict, l2_bytes: int, arrays: Optional[dict] = None):
-        self.arrays = arrays or {}  # {name: Array} passed to the launch
-        self.kernel_name = getattr(kernel, "__name__", "kernel")
-        self.grid, self.block, self.device = grid, block, device
-        self.record = record
-        self._source = source  # {line: text} of a kernel given as text, else None
-        code = getattr(kernel, "__code__", None)
-        self._filename = code.co_filename if code is not None else None
-        self.l2_bytes = l2_bytes
-        self._agg: Optional[dict] = None
-        self._traffic: Optional[Traffic] = None
-
-    # -- aggregation (one pass over the record, cached)
-    def _aggregate(self) -> dict:
-        if self._agg is None:
-            by: dict = {}
-            for ins in self.record:
-                key = (ins.block, ins.line)
-                g = by.get(key)
-                if g is None:
-                    by[key] = [ins]
-                else:
-                    g.append(ins)
-            self._agg = {key: sum_counts(g) for key, g in by.items()}
-        return self._agg
-
-    @property
-    def totals(self) -> Counts:
-        t = Counts()
-        for c in self._aggregate().values():
-            t.add(c)
-        return t
-
-    @property
-    def per_line(self) -> dict:
-        out: dict = {}
-        for (_, line), c in self._aggregate().items():
-            out.setdefault(line, Counts()).add(c)
-        return dict(sorted(out.items()))
-
-    @property
-    def per_block(self) -> dict:
-        out: dict = {}
-        for (b, _), c in self._aggregate().items():
-            out.setdefault(b, Counts()).add(c)
-        return dict(sorted(out.items()))
-
-    def per_instruction(self) -> list:
-        return [(ins, counts_of(ins)) for ins in self.record]
-
-    # -- HBM and the roofline
-    @property
-    def traffic(self) -> Traffic:
-        if self._traffic is None:
-            self._traffic = l2_traffic(self.record, self.l2_bytes)
-        return self._traffic
-
-    @property
-    def hbm_bytes(self) -> int:
-        return self.traffic.hbm_bytes
-
-    @property
-    def flops(self) -> int:
-        return self.totals.flops
-
-    def roofline(self, device=None, dtype: str = "fp32") -> Roofline:
-        """The launch on ``device``'s roofline (default: the launch's device) for ``dtype``
-        arithmetic on the ordinary (non-Tensor-Core) units. HBM bytes are this launch's
-        (its L2 model used the launch device's capacity)."""
-        dev = device if device is not None else self.device
-        dev = specs.device(dev) if isinstance(dev, str) else dev
-        peak, bw = dev.peak_flops(dtype), dev.mem_bw
-        fl, by = self.flops, self.hbm_bytes
-        return Roofline(dev.name, fl, by, fl / by if by else math.inf, peak, bw, fl / peak, by / bw)
-
-    # -- printing
-    def source_line(self, line: int) -> str:
-        """The kernel's text on ``line`` ("" when unknown)."""
-        if self._source is not None:
-            return self._source.get(line, "")
-        return _file_line(self._filename, line) if self._filename else ""
-
-    def table(self) -> list:
-        """One row per source line that did something: line, source, and its counts."""
-        rows = []
-        for line, c in self.per_line.items():
-            rows.append({"line": line, "source": self.source_line(line).strip(), **c.as_dict()})
-        return rows
-
-    def to_dict(self, device=None, dtype: str = "fp32") -> dict:
-        """Plain data (JSON-ready): launch shape, totals, per-line rows, traffic and roofline."""
-        roof = self.roofline(device, dtype)
-        tr = self.traffic
-        return {
-            "kernel": self.kernel_name,
-            "grid": list(self.grid), "block": list(self.block), "device": self.device.name,
-            "totals": self.totals.as_dict(),
-            "lines": self.table(),
-            "traffic": {"l2_bytes": tr.l2_bytes, "read_bytes": tr.read_bytes, "write_bytes": tr.write_bytes,
-                        "hbm_bytes": tr.hbm_bytes, "l2_read_hits": tr.l2_read_hits,
-                        "l2_read_misses": tr.l2_read_misses},
-            "roofline": {"device": roof.device, "dtype": dtype, "flops": roof.flops, "hbm_bytes": roof.hbm_bytes,
-                         "intensity": roof.intensity if roof.hbm_bytes else None,
-                         "peak_flops": roof.peak_flops, "mem_bw": roof.mem_bw, "time_s": roof.time_s,
-                         "bound": roof.bound},
-        }
-
-    def __repr__(self) -> str:
-        t = self.totals
-        return (f"<Report {self.kernel_name}<<<{tuple(self.grid)}, {tuple(self.block)}>>>: "
-                f"{t.global_requests} global requests, {t.sectors} sectors, {t.wavefronts} wavefronts "
-                f"({t.bank_conflicts} conflicts), {t.flops} FLOPs, {self.hbm_bytes} HBM bytes>")
-
-
 # ------------------------------------------------------------------ the launch
 
-_NT = 0  # threads per block of the running launch (for race messages)
-_BLOCKS: list = []  # interval number -> block index, for race messages
-_BLOCK_DIM = Dim3(1, 1, 1)
-
-
-def _thread_of(tid: int) -> Dim3:
-    bd = _BLOCK_DIM
+def _thread_of(tid: int, bd: Dim3) -> Dim3:
     return Dim3(tid % bd.x, (tid // bd.x) % bd.y, tid // (bd.x * bd.y))
 
 
-def _block_of_interval(k: int) -> Dim3:
-    return _BLOCKS[k] if 0 <= k < len(_BLOCKS) else Dim3(0, 0, 0)
+class _Races:
+    """Races, found from the record at the end of each barrier interval (order-free: the order in
+    which the simulator happened to run the threads does not matter).
+
+    Two accesses to one element race when at least one is a (non-atomic) write, they come from
+    different threads, and either both fall between the same two barriers of one block, or they
+    come from different blocks (which no barrier orders). Across blocks only global memory is
+    shared, so the launch keeps, per global array, the first block and thread to write and to read
+    each element."""
+
+    def __init__(self, block_dim: Dim3, blocks: list):
+        self.bd, self.blocks = block_dim, blocks
+        self.first_write: dict = {}  # array -> {element: (block number, thread number)}
+        self.first_read: dict = {}
+
+    def error(self, ins: Instr, tid: int, x: int, other_tid: int, other_block: Optional[int],
+              what: str, verb: str) -> Race:
+        arr = ins.array
+        idx = arr._unflat(x)
+        other = _fmt3(_thread_of(other_tid, self.bd))
+        if other_block is None:
+            who = f"thread {other} of this block {verb} between the same two syncthreads() (threads run in no set order)"
+        else:
+            who = (f"thread {other} of block {_fmt3(self.blocks[other_block])} {verb} in the same launch "
+                   "(blocks run in no set order)")
+        return Race(f"{what} {arr.space} {arr.name}[{idx!r}], which {who}", block=self.blocks[ins.block],
+                    thread=_thread_of(tid, self.bd), line=ins.line, array=arr.name, index=idx)
+
+    def check(self, instrs: list) -> None:
+        """Raise ``Race`` for the first race among one interval's instructions (one block)."""
+        writes: dict = {}  # array -> {element: (thread, instr)}, this interval
+        for ins in instrs:
+            if ins.kind != ST:
+                continue
+            d = writes.setdefault(ins.array, {})
+            span = ins.size // ins.array.itemsize
+            base = ins.warp * WARP_SIZE
+            for lane, e in zip(ins.lanes, ins.index):
+                tid = base + lane
+                for x in range(e, e + span):
+                    prev = d.get(x)
+                    if prev is None:
+                        d[x] = tid
+                    elif prev != tid:
+                        raise self.error(ins, tid, x, prev, None, "write to", "writes")
+        if writes:
+            for ins in instrs:
+                if ins.kind != LD:
+                    continue
+                d = writes.get(ins.array)
+                if not d:
+                    continue
+                span = ins.size // ins.array.itemsize
+                elems = set(ins.index) if span == 1 else {x for e in ins.index for x in range(e, e + span)}
+                if not d.keys() & elems:
+                    continue
+                base = ins.warp * WARP_SIZE
+                for lane, e in zip(ins.lanes, ins.index):
+                    for x in range(e, e + span):
+                        w = d.get(x)
+                        if w is not None and w != base + lane:
+                            raise self.error(ins, base + lane, x, w, None, "read of", "writes")
+        for ins in instrs:
+            arr = ins.array
+            if arr is None or arr.space != "global" or ins.kind == ATOM:
+                continue
+            span = ins.size // arr.itemsize
+            base, b = ins.warp * WARP_SIZE, ins.block
+            load = ins.kind == LD
+            mine = self.first_read.setdefault(arr, {}) if load else self.first_write.setdefault(arr, {})
+            theirs = self.first_write.get(arr) if load else self.first_read.get(arr)
+            for lane, e in zip(ins.lanes, ins.index):
+                for x in range(e, e + span):
+                    if theirs:
+                        o = theirs.get(x)
+                        if o is not None and o[0] != b:
+                            raise self.error(ins, base + lane, x, o[1], o[0], "read of" if load else "write to",
+                                             "writes" if load else "reads")
+                    o = mine.setdefault(x, (b, base + lane))
+                    if not load and o[0] != b:
+                        raise self.error(ins, base + lane, x, o[1], o[0], "write to", "writes")
 
 
+_CACHE = 0  # the opcode of an inline cache entry (CPython 3.11 to 3.14)
 
 
 class _Lines:
-    """Which instruction and source line a logged bytecode offset belongs to, per code object.
+    """Which instruction, and which source line, a logged bytecode offset belongs to.
 
     ``f_lasti`` of a calling frame is not always the start of the calling instruction:
     CPython's specialising interpreter may leave it on the instruction's inline
     cache entries, so one site can show two offsets (before and after it is
-    specialised). Every code unit of an instruction, caches included, carries the
-    instruction's source position (``co_positions``), so the position (line and
-    columns) names the site. Without column information (``-X no_debug_ranges``)
-    the raw offset is kept."""
+    specialised). ``co_code`` marks each cache entry with the CACHE opcode, so an
+    offset belongs to the last non-cache code unit at or before it. (The book's
+    browser runtime ships bytecode without column tables, so source columns
+    cannot tell two instructions on one line apart; offsets can.)"""
 
     def __init__(self):
         self.sites: dict = {}
@@ -1429,14 +973,21 @@ class _Lines:
     def canon(self, code) -> list:
         m = self.sites.get(code)
         if m is None:
-            m = []
-            for k, pos in enumerate(code.co_positions()):
-                line = pos[0] if pos[0] is not None else code.co_firstlineno
-                m.append((line, pos[1], pos[2], pos[3]) if pos[1] is not None else (line, 2 * k))
+            lines: dict = {}
+            for start, end, line in code.co_lines():
+                for off in range(start, end, 2):
+                    lines[off] = line if line is not None else code.co_firstlineno
+            raw = code.co_code
+            m, start = [], 0
+            for off in range(0, len(raw), 2):
+                if raw[off] != _CACHE:
+                    start = off
+                m.append((lines.get(start, code.co_firstlineno), start))
             self.sites[code] = m
         return m
 
     def site(self, code, lasti: int) -> tuple:
+        """(line, instruction offset) of the instruction at or before offset ``lasti``."""
         m = self.canon(code)
         k = lasti // 2
         return m[k] if 0 <= k < len(m) else (code.co_firstlineno, lasti)
@@ -1447,12 +998,6 @@ def _source_of(kernel) -> dict:
     kernel in a file are read when a table asks for them."""
     given = getattr(kernel, "__warpsim_source__", None)
     return dict(given) if given is not None else None
-
-
-def _file_line(filename: str, line: int) -> str:
-    import linecache
-
-    return linecache.getline(filename, line).rstrip("\n")
 
 
 def _group(st: _State, keys: list, idxs: list, block: int, warp: int, epoch: int, lines: _Lines,
@@ -1520,6 +1065,22 @@ def _emit(code, k0, lane_ids, columns, live, rids, block, warp, epoch, lines, ou
                          arr.base if arr is not None else 0, size, lane_ids, ix, live, (code, site)))
 
 
+def _race_first(st, keys, idxs, nwarps, bnum, epoch, lines, races, err) -> None:
+    """Before reporting ``err``, look for a race in what the block did since its last barrier:
+    a race is usually the cause of what went wrong next."""
+    if isinstance(err, StepLimit):
+        return
+    partial: list = []
+    nt = len(keys)
+    for w in range(nwarps):
+        lo, hi = w * WARP_SIZE, min(nt, (w + 1) * WARP_SIZE)
+        _group(st, keys[lo:hi], idxs[lo:hi], bnum, w, epoch, lines, partial)
+    try:
+        races.check(partial)
+    except Race as race:
+        raise race from err
+
+
 def _frame_line(gen) -> Optional[int]:
     f = gen.gi_frame
     while f is not None and getattr(gen, "gi_yieldfrom", None) is not None:
@@ -1532,7 +1093,7 @@ def _wrap(exc: BaseException, st: _State) -> KernelError:
     """A Python exception from kernel code as a KernelException naming thread and line."""
     tb, line = exc.__traceback__, None
     while tb is not None:
-        if tb.tb_frame.f_code.co_filename != __file__:
+        if tb.tb_frame.f_code.co_filename != _THIS_FILE:
             line = tb.tb_lineno
         tb = tb.tb_next
     err = KernelException(f"{type(exc).__name__}: {exc}", block=st.block, thread=st.thread, line=line)
@@ -1550,7 +1111,7 @@ def launch(kernel: Callable, grid, block, args: Sequence = (), *, device=DEFAULT
     capacity; ``l2_bytes`` overrides that capacity (0: no cache, every sector goes to
     HBM). Raises a ``KernelError`` subclass on the first error.
     """
-    global _ST, _NT, _BLOCKS, _BLOCK_DIM
+    global _ST
     if _ST is not None:
         raise LaunchError("launch() cannot be called from inside a kernel")
     dev = specs.device(device) if isinstance(device, str) else device
@@ -1585,7 +1146,7 @@ def launch(kernel: Callable, grid, block, args: Sequence = (), *, device=DEFAULT
     blocks = list(g.indices())
     record: list = []
     lines = _Lines()
-    _NT, _BLOCKS, _BLOCK_DIM = nt, [], b
+    races = _Races(b, blocks)
     blockDim._set(b)
     gridDim._set(g)
     nwarps = -(-nt // WARP_SIZE)
@@ -1600,19 +1161,15 @@ def launch(kernel: Callable, grid, block, args: Sequence = (), *, device=DEFAULT
             keys = [[] for _ in range(nt)]
             idxs = [[] for _ in range(nt)]
             gens: list = [None] * nt
-            st.blo = interval * nt
             epoch = 0
             running = list(range(nt))
             while True:
-                _BLOCKS.append(bidx)
-                st.lo = interval * nt
                 waiting: dict = {}
                 finished = []
                 for tid in running:
                     t = threads[tid]
                     threadIdx._set(t)
                     st.thread = t
-                    st.me = st.lo + tid
                     st.keys = keys[tid]
                     st.idx = idxs[tid]
                     try:
@@ -1635,10 +1192,12 @@ def launch(kernel: Callable, grid, block, args: Sequence = (), *, device=DEFAULT
                         if st.pending_barrier is not None:
                             raise _unyielded(st)
                         continue
-                    except KernelError:
-                        raise
-                    except Exception as e:  # the reader's own bug
-                        raise _wrap(e, st) from e
+                    except Exception as e:  # a KernelError, or the reader's own bug
+                        err = e if isinstance(e, KernelError) else _wrap(e, st)
+                        _race_first(st, keys, idxs, nwarps, bnum, epoch, lines, races, err)
+                        if err is e:
+                            raise
+                        raise err from e
                     if not isinstance(y, _Barrier) or y is not st.pending_barrier:
                         if st.pending_barrier is not None and not isinstance(y, _Barrier):
                             raise _unyielded(st)
@@ -1646,12 +1205,14 @@ def launch(kernel: Callable, grid, block, args: Sequence = (), *, device=DEFAULT
                                            block=bidx, thread=t, line=_frame_line(gens[tid]))
                     st.pending_barrier = None
                     waiting.setdefault(y.line, []).append(tid)
+                start = len(record)
                 for w in range(nwarps):
                     lo, hi = w * WARP_SIZE, min(nt, (w + 1) * WARP_SIZE)
                     _group(st, keys[lo:hi], idxs[lo:hi], bnum, w, epoch, lines, record)
                     for t in range(lo, hi):
                         keys[t].clear()
                         idxs[t].clear()
+                races.check(record[start:])
                 interval += 1
                 if not waiting:
                     break
@@ -1699,7 +1260,7 @@ def _divergent_barrier(bidx, threads, waiting: dict, finished: list) -> BarrierE
 
 #: the names a kernel may use without importing them (what ``compile_kernel`` provides)
 KERNEL_NAMES = ("blockIdx", "threadIdx", "blockDim", "gridDim", "warpSize", "shared", "syncthreads",
-                "add", "mul", "fma", "fmax", "exp", "atomic_add")
+                "add", "sub", "mul", "div", "fma", "fmax", "exp", "atomic_add")
 
 
 def kernel_globals() -> dict:
@@ -1745,3 +1306,8 @@ def compile_kernel(source: str, name: Optional[str] = None, filename: str = "<ke
         raise KernelSyntaxError("the source defines no function; write `def kernel(...):`")
     fn.__warpsim_source__ = {k + 1: text for k, text in enumerate(source.splitlines())}
     return fn
+
+
+# This module's file name as its bytecode records it (not ``__file__``: the browser runtime loads
+# precompiled bytecode from a zip, where the two differ); frames from it are the simulator's own.
+_THIS_FILE = _kernel_line.__code__.co_filename

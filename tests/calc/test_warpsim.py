@@ -6,6 +6,9 @@ Expected counts are derived by hand from the hardware's arithmetic in the commen
 
 import inspect
 import math
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -13,7 +16,7 @@ from calc import simkernels as sk
 from calc import tiling
 from calc.warpsim import (
     Array, BarrierError, KernelError, KernelException, LaunchError, OutOfBounds, Race, StepLimit,
-    UninitializedRead, add, atomic_add, blockDim, blockIdx, counts_of, exp, fma, fmax, launch, mul,
+    UninitializedRead, add, atomic_add, blockDim, blockIdx, counts_of, exp, fma, fmax, l2_traffic, launch, mul,
     shared, syncthreads, threadIdx,
 )
 
@@ -182,9 +185,8 @@ def test_strided_index_reduction_conflicts_and_sequential_does_not():
 # ------------------------------------------------------------------ tiled matmul
 
 
-@pytest.mark.parametrize("T", [16, 32])
-def test_tiled_matmul_traffic_is_calc_tilings_count(T):
-    n = 64
+@pytest.mark.parametrize("n, T", [(32, 16), (64, 32)])   # 2 × 2 blocks, 2 phases each
+def test_tiled_matmul_traffic_is_calc_tilings_count(n, T):
     r = sk.run_matmul(n, T)
     A, B = r.arrays["A"].data, r.arrays["B"].data
     assert r.arrays["C"].data == [sum(A[i * n + k] * B[k * n + j] for k in range(n))
@@ -195,17 +197,13 @@ def test_tiled_matmul_traffic_is_calc_tilings_count(T):
     assert t.flops == 2 * n ** 3
     assert t.bank_conflicts == 0
     # without an L2 every sector goes to HBM; with the A100's 40 MB L2 only the first touch does
-    assert launch_no_l2(n, T).hbm_bytes == tiling.traffic_bytes(n, n, n, T)
+    assert l2_traffic(r.record, 0).hbm_bytes == tiling.traffic_bytes(n, n, n, T)
     assert r.hbm_bytes == 3 * n * n * 4
     roof = r.roofline("a100-sxm-40gb")
-    # 2·64³ FLOP / (3 · 64² · 4 B) = 10.7 FLOP/B, below the A100's FP32 ridge (19.5 TFLOP/s / 1,555 GB/s
-    # = 12.5 FLOP/B): memory-bound at this size
+    # 2n³ FLOP / (3n² · 4 B) = n/6 FLOP/B: 5.3 and 10.7, below the A100's FP32 ridge
+    # (19.5 TFLOP/s / 1,555 GB/s = 12.5 FLOP/B): memory-bound at these sizes
     assert roof.intensity == 2 * n ** 3 / (3 * n * n * 4) and roof.bound == "memory"
     assert math.isclose(roof.time_s, 3 * n * n * 4 / roof.mem_bw)
-
-
-def launch_no_l2(n, T):
-    return sk.run_matmul(n, T, l2_bytes=0)
 
 
 def test_l2_model_evicts_least_recently_used_sectors():
@@ -346,14 +344,16 @@ def test_write_write_race_between_barriers():
         out[0] = float(threadIdx.x)
 
     with pytest.raises(Race, match=r"thread \(1, 0, 0\) of block \(0, 0, 0\): write to global out\[0\], which "
-                                   r"thread \(0, 0, 0\) of this block wrote since the last syncthreads\(\)"):
+                                   r"thread \(0, 0, 0\) of this block writes between the same two syncthreads\(\)") as e:
         launch(k, 1, 32, (Array("out", 1),))
+    assert (e.value.array, e.value.index, e.value.line) == ("out", 0, line_of(k, "out[0] ="))
 
     def across_blocks(out):
         if threadIdx.x == 0:
             out[0] = 1.0
 
-    with pytest.raises(Race, match=r"block \(1, 0, 0\).*thread \(0, 0, 0\) of block \(0, 0, 0\) wrote"):
+    with pytest.raises(Race, match=r"block \(1, 0, 0\): write to global out\[0\], which thread \(0, 0, 0\) of "
+                                   r"block \(0, 0, 0\) writes in the same launch"):
         launch(across_blocks, 2, 32, (Array("out", 1),))
 
 
@@ -379,10 +379,11 @@ def test_read_after_write_without_barrier_is_a_race():
         s[threadIdx.x] = 1.0
         yield syncthreads()
         s[threadIdx.x] = 2.0
-        out[threadIdx.x] = s[(threadIdx.x + 31) % 32]   # thread 1 reads s[0], rewritten by thread 0
+        out[threadIdx.x] = s[(threadIdx.x + 31) % 32]   # thread t reads s[t - 1], rewritten by thread t - 1
 
-    with pytest.raises(Race, match=r"thread \(1, 0, 0\).*read of shared s\[0\], which thread \(0, 0, 0\) of this "
-                                   r"block wrote since the last syncthreads\(\)"):
+    # reported for the first lane, whichever thread the simulator happened to run first
+    with pytest.raises(Race, match=r"thread \(0, 0, 0\).*read of shared s\[31\], which thread \(31, 0, 0\) of "
+                                   r"this block writes between the same two syncthreads\(\)"):
         launch(k, 1, 32, (Array("out", 32),))
 
 
@@ -394,8 +395,8 @@ def test_write_after_another_threads_read_is_a_race():
         out[threadIdx.x] = s[(threadIdx.x + 1) % 32]    # thread 0 reads s[1] ...
         s[threadIdx.x] = 2.0                           # ... which thread 1 then overwrites
 
-    with pytest.raises(Race, match=r"thread \(1, 0, 0\).*write to shared s\[1\], which thread \(0, 0, 0\) of "
-                                   r"this block read"):
+    with pytest.raises(Race, match=r"thread \(0, 0, 0\).*read of shared s\[1\], which thread \(1, 0, 0\) of "
+                                   r"this block writes between"):
         launch(k, 1, 32, (Array("out", 32),))
 
 
@@ -479,3 +480,100 @@ def test_compile_errors_name_the_line():
     assert e.value.line == 2
     with pytest.raises(KernelSyntaxError, match="defines no function"):
         compile_kernel("x = 1\n")
+
+
+# ------------------------------------------------------------------ more semantics
+
+
+def test_threads_waiting_at_different_barriers_is_an_error():
+    def k(out):
+        if threadIdx.x < 16:
+            yield syncthreads()
+        else:
+            yield syncthreads()
+        out[threadIdx.x] = 1.0
+
+    with pytest.raises(BarrierError, match=r"16 threads .* wait at the syncthreads\(\) on line (\d+); "
+                                           r"16 threads .* wait at the syncthreads\(\) on line (\d+)"):
+        launch(k, 1, 32, (Array("out", 32),))
+
+
+def test_a_helper_with_a_barrier_is_called_with_yield_from():
+    def stage(s, v):
+        s[threadIdx.x] = v
+        yield syncthreads()
+
+    def k(out):
+        s = shared("s", 32)
+        yield from stage(s, float(threadIdx.x))
+        out[threadIdx.x] = s[31 - threadIdx.x]
+
+    out = Array("out", 32)
+    r = launch(k, 1, 32, (out,))
+    assert out.data == [float(31 - t) for t in range(32)]
+    # the helper's store counts at the kernel line that calls it
+    assert r.per_line[line_of(k, "yield from stage")].shared_stores == 1
+
+
+def test_three_dimensional_arrays_and_bad_indices():
+    def k(cube):
+        cube[threadIdx.z, threadIdx.y, threadIdx.x] = float(threadIdx.x)
+
+    cube = Array("cube", 2 * 3 * 4, shape=(2, 3, 4))
+    launch(k, 1, (4, 3, 2), (cube,))
+    assert cube.tolist()[1][2] == [0.0, 1.0, 2.0, 3.0]
+
+    def floaty(A):
+        A[threadIdx.x / 2] = 1.0
+
+    with pytest.raises(KernelException, match=r"index 0.0 of A is not an integer"):
+        launch(floaty, 1, 32, (Array("A", 32),))
+
+
+def test_partial_warps_are_not_divergent_by_themselves():
+    # 40 threads: warp 1 has 8 live lanes; all of them run every instruction
+    def k(out):
+        out[threadIdx.x] = 1.0
+
+    r = launch(k, 1, 40, (Array("out", 40),))
+    assert r.totals.divergent == 0 and r.totals.active_lanes == 40 and r.totals.lane_slots == 64
+
+
+def test_a_race_is_reported_before_the_error_it_caused():
+    def k(out):
+        s = shared("s", 32)
+        s[threadIdx.x] = float(threadIdx.x)
+        yield syncthreads()
+        s[threadIdx.x] = 100.0
+        out[int(s[(threadIdx.x + 31) % 32])] = 1.0    # thread 1 reads thread 0's 100.0: out[100]
+
+    with pytest.raises(Race, match=r"thread \(1, 0, 0\).*read of shared s\[0\], which thread \(0, 0, 0\)") as e:
+        launch(k, 1, 32, (Array("out", 32),))
+    assert isinstance(e.value.__cause__, OutOfBounds)
+
+
+def test_reads_by_many_blocks_and_atomics_are_not_races():
+    def k(A, total):
+        atomic_add(total, 0, A[0] + A[threadIdx.x])
+
+    total = Array("total", [0.0])
+    launch(k, 4, 32, (Array("A", [1.0] * 32), total))
+    assert total.data == [4 * 64.0]
+
+
+def test_counts_hold_without_column_tables():
+    # The book's browser runtime ships bytecode without column tables, and CPython specialises
+    # instructions after a few runs (moving f_lasti into their caches): one load per warp still.
+    # Where there are subprocesses, in an interpreter started with -X no_debug_ranges; in Pyodide
+    # (none), in this one, which still specialises.
+    code = ("from calc import simkernels as sk; t = sk.run_copy(4096, 1).totals; "
+            "print(t.global_loads, t.global_stores, t.sectors)")
+    if sys.platform == "emscripten":
+        t = sk.run_copy(4096, 1).totals
+        got = [str(t.global_loads), str(t.global_stores), str(t.sectors)]
+    else:
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        out = subprocess.run([sys.executable, "-X", "no_debug_ranges", "-c", code], cwd=root, capture_output=True,
+                             text=True, timeout=120)
+        got = out.stdout.split()
+    assert got == ["128", "128", str(2 * 4 * 128)]
