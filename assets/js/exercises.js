@@ -36,7 +36,6 @@ export const progress = {
 // ------------------------------------------------------------------ the worker
 let worker = null, ready = null, seq = 0;
 const pending = new Map();               // id -> {resolve, reject}
-let snapshotAsked = false;
 
 function startWorker() {
   worker = new Worker(new URL("widgets-worker.js", import.meta.url), { type: "module" });
@@ -293,7 +292,6 @@ class Exercise {
       const result = JSON.parse(answer.json);
       this.setBusy(false);
       if (op === "run") this.showRun(result); else this.showCheck(result);
-      if (!snapshotAsked) { snapshotAsked = true; worker.postMessage({ type: "save-snapshot" }); }
     } catch (err) {
       clearTimeout(timer);
       if (!this.stopped) {

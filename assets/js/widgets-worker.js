@@ -23,7 +23,6 @@
 // so the first Check does not wait for one):
 //   page -> worker  {type: "exercise", id, request}      request: JSON for calc.exercises.handle
 //   worker -> page  {type: "exercise-result", id, json, ms}
-//   page -> worker  {type: "save-snapshot"}              take the next page's snapshot now (when idle)
 // Module worker: pyodide.mjs is an ES module.
 //
 // Next-page speed: after the first boot the interpreter's memory, with calc and
@@ -363,8 +362,6 @@ function serve(port) {
       if (renderJson) render(port, msg); else queue.push([port, msg]);
     } else if (msg.type === "exercise") {
       if (renderJson) exercise(port, msg); else queue.push([port, msg]);
-    } else if (msg.type === "save-snapshot") {
-      if (pyodide) setTimeout(saveSnapshot, 0);
     } else if (msg.type === "predict") {
       if (renderJson) predict(port, msg);
     }

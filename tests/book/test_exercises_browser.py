@@ -88,8 +88,19 @@ def message(page):
 
 
 def check(page, touch, expect):
+    # each answer is a new message element: mark the old one, wait for one that is not it
+    page.evaluate(f"document.querySelector('{EX} .exercise-message').dataset.old = '1'")
     press(page, page.locator(f"{EX} .exercise-check"), touch)
-    page.wait_for_function(f"/^(Passed|Not yet)/.test(document.querySelector('{EX} .exercise-message').textContent)")
+    if touch:
+        # On the loaded 2-core test machine, a tap on Check right after typing in the editor was now
+        # and then not turned into a click (3 of 8 runs; never on desktop, never by hand): give the
+        # reader's second tap if the first started nothing within 10 s (see /work/notes/29.md).
+        try:
+            page.wait_for_function(f"!document.querySelector('{EX} .exercise-message').dataset.old", timeout=10000)
+        except Exception:
+            press(page, page.locator(f"{EX} .exercise-check"), touch)
+    page.wait_for_function(f"""(() => {{ const m = document.querySelector('{EX} .exercise-message');
+        return !m.dataset.old && /^(Passed|Not yet)/.test(m.textContent); }})()""")
     text = message(page)
     assert text.startswith(expect), text
     return text
@@ -216,6 +227,34 @@ def test_no_axe_violations_on_a_checked_exercise(chromium, book, config):
           return r.violations.map((v) => v.id + ": " + v.nodes.map((n) => n.target.join(" ")).join(", "));
         }""", TAGS)
         assert found == []
+    finally:
+        context.close()
+    assert not errors, errors
+
+
+def test_index_progress_export_reset_import(chromium, book, tmp_path):
+    context, page, errors, _ = open_page(chromium, book + "index.html", "phone-light")
+    try:
+        page.evaluate("""localStorage.setItem('book-exercises', JSON.stringify(
+            {'ex-coalesced-copy': {code: 'def copy(A, B, n):\\n    pass\\n', solved: true, updated: '2026-01-01T00:00:00Z'}}))""")
+        page.reload(wait_until="load")
+        line = page.locator(".exercise-progress li", has_text="Inside a GPU")
+        page.wait_for_function("document.querySelector('.exercise-progress-count').textContent.includes('solved')")
+        assert line.inner_text().endswith("1 of 1 solved")
+        with page.expect_download() as dl:
+            page.locator(".exercise-export").tap()
+        saved = tmp_path / "progress.json"
+        dl.value.save_as(saved)
+        assert '"ex-coalesced-copy"' in saved.read_text() and '"solved": true' in saved.read_text()
+        page.once("dialog", lambda d: d.accept())
+        page.locator(".exercise-reset-all").tap()
+        assert line.inner_text().endswith("0 of 1 solved")
+        assert page.evaluate("localStorage.getItem('book-exercises')") is None
+        with page.expect_file_chooser() as fc:
+            page.locator(".exercise-import-open").tap()
+        fc.value.set_files(str(saved))
+        page.wait_for_function("document.querySelector('.exercise-progress-status').textContent.startsWith('Imported')")
+        assert line.inner_text().endswith("1 of 1 solved")
     finally:
         context.close()
     assert not errors, errors
