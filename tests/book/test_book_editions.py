@@ -55,8 +55,14 @@ def test_widget_figures_are_numbered(pdf_text):
 def test_widget_text_is_at_least_7pt_in_print(editions):
     """Every widget drawing's smallest text, at the width the PDF sets it, is 7 pt or more."""
     source = (editions.parent / ".bookcache" / "typst" / "book.typ").read_text(encoding="utf-8")
+    # widget.lua writes each drawing to .bookcache/widget-figures/widget-<name>-<sha1[:16]>.svg and
+    # Pandoc extracts the PDF's copy under the SVG's full SHA-1: a widget image is one whose hash
+    # names a widget figure.
+    widget_hashes = {f.stem.rsplit("-", 1)[1] for f in (editions.parent / ".bookcache" / "widget-figures").glob("widget-*.svg")}
     checked = 0
-    for path, pct in re.findall(r'image\("/([^"]*widget-[^"]+\.svg)", width: ([\d.]+)%\)', source):
+    for path, sha, pct in re.findall(r'image\("/([^"]*/([0-9a-f]{40})\.svg)", width: ([\d.]+)%\)', source):
+        if sha[:16] not in widget_hashes:
+            continue
         svg = (editions.parent / path).read_text(encoding="utf-8")
         view_width = float(re.search(r'viewBox="[\d.-]+ [\d.-]+ ([\d.]+)', svg).group(1))
         sizes = [float(s) for s in re.findall(r"font-size[:=]\"?([\d.]+)", svg)]
