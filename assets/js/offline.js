@@ -145,6 +145,9 @@
   }
 
   async function register() {
+    // the offline step names the manifest in every page it made sw.js for; a site built without it
+    // has no worker to register (and a request for one would only fail)
+    if (!document.querySelector('link[rel="manifest"]')) return;
     try {
       const reg = await navigator.serviceWorker.register(new URL('sw.js', root).href,
         { scope: root.pathname, updateViaCache: 'none' });
@@ -217,6 +220,7 @@
     const start = () => {
       if (started) return;
       started = true;
+      if (!document.querySelector('link[rel="manifest"]')) return;   // no offline step made this site
       fetch(new URL('offline.json', root).href).then((r) => (r.ok ? r.json() : null))
         .then((info) => { state.info = info; render(); }).catch(() => {});
       register();

@@ -123,7 +123,7 @@ def test_search_indexes_each_formula_once_as_its_tex():
     MathML, whose text runs the parts together ("I∗=Ppeakβ" for I* = P_peak / β, #34)."""
     import re as _re
 
-    from bookbuild.mathrender import _indexed_once
+    from bookbuild.html.mathrender import _indexed_once
     rendered = ('<span class="katex"><span class="katex-mathml"><math><semantics><mrow><msup><mi>I</mi><mo>∗</mo>'
                 '</msup></mrow><annotation encoding="application/x-tex">I^*</annotation></semantics></math></span>'
                 '<span class="katex-html" aria-hidden="true">I∗</span></span>')

@@ -61,11 +61,27 @@ def web_manifest(site: Path, title: str, description: str | None) -> dict:
     return out
 
 
+def link_manifest(site: Path) -> None:
+    """Every page names the manifest, which this step writes: a page of a site made without this
+    step names none, so offline.js (which registers the worker only where a manifest is named) asks
+    for no sw.js that is not there. Idempotent; before the revisions are taken."""
+    for page in site.rglob("*.html"):
+        if page.is_relative_to(site / "pyodide"):
+            continue
+        html = page.read_text(encoding="utf-8")
+        if 'rel="manifest"' in html or "</head>" not in html:
+            continue
+        up = "../" * (len(page.relative_to(site).parts) - 1)
+        page.write_text(html.replace("</head>", f'<link rel="manifest" href="{up}manifest.webmanifest">\n</head>', 1),
+                        encoding="utf-8")
+
+
 def write_offline(site: Path, title: str, description: str | None = None, root: Path | None = None) -> dict:
     """Write the manifest, the service worker and offline.json into ``site``; returns offline.json."""
     site = Path(site).resolve()
     if not (site / "index.html").exists():          # no HTML in this render (a PDF only)
         return {}
+    link_manifest(site)
     (site / "manifest.webmanifest").write_text(json.dumps(web_manifest(site, title, description), indent=1) + "\n",
                                                encoding="utf-8")
     runtime = runtime_files(site)
