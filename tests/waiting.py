@@ -8,6 +8,8 @@ import select
 import time
 from typing import Callable, TypeVar
 
+from bookbuild.execute.kernel import _alive
+
 T = TypeVar("T")
 
 
@@ -15,17 +17,7 @@ def wait_for_exit(pid: int, timeout: float) -> bool:
     """True once process ``pid`` has exited (reaped, if it is our child); False after ``timeout``
     seconds. Waits on a pidfd, which becomes readable when the process ends: no polling."""
     def gone() -> bool:
-        try:
-            done, _ = os.waitpid(pid, os.WNOHANG)
-            if done:
-                return True
-        except ChildProcessError:
-            pass
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        return False
+        return not _alive(pid)            # reaps our own child, as the build's kernel lease does
     try:
         fd = os.pidfd_open(pid)
     except ProcessLookupError:

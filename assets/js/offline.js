@@ -145,9 +145,6 @@
   }
 
   async function register() {
-    // the offline step names the manifest in every page it made sw.js for; a site built without it
-    // has no worker to register (and a request for one would only fail)
-    if (!document.querySelector('link[rel="manifest"]')) return;
     try {
       const reg = await navigator.serviceWorker.register(new URL('sw.js', root).href,
         { scope: root.pathname, updateViaCache: 'none' });
@@ -220,7 +217,9 @@
     const start = () => {
       if (started) return;
       started = true;
-      if (!document.querySelector('link[rel="manifest"]')) return;   // no offline step made this site
+      // the offline step names the manifest in every page it made sw.js for; a site built without it
+      // has no worker to register nor offline.json to read (a request for either would only fail)
+      if (!document.querySelector('link[rel="manifest"]')) return;
       fetch(new URL('offline.json', root).href).then((r) => (r.ok ? r.json() : null))
         .then((info) => { state.info = info; render(); }).catch(() => {});
       register();
