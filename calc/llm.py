@@ -135,6 +135,11 @@ MODELS: dict[str, Model] = {
     "llama3-70b": Model("llama3-70b", "Llama 3 70B", layers=80, hidden=8192, heads=64, kv_heads=8,
                         head_dim=128, intermediate=28672, vocab=128256, context_tokens=8192,
                         tied_embeddings=False, source=LLAMA3_70B_CONFIG),
+    # Llama 3 405B: 126 layers, width 16,384, FFN 53,248, 128 query and 8 KV heads (Llama 3 paper,
+    # Table 3); the 128,256-token vocabulary of the 8B and 70B configs; trained to 128K tokens of context.
+    "llama3-405b": Model("llama3-405b", "Llama 3 405B", layers=126, hidden=16384, heads=128, kv_heads=8,
+                         head_dim=128, intermediate=53248, vocab=128256, context_tokens=131072,
+                         tied_embeddings=False, source=LLAMA3_PAPER.at("Table 3")),
 }
 
 

@@ -25,9 +25,10 @@ FORMATS = (("bf16", "BF16 (2 bytes)"), ("fp8", "FP8 (1 byte)"), ("int8", "INT8 (
 ATTENTION = (("published", "As published (GQA)"), ("mha", "MHA: a KV head per query head"),
              ("mqa", "MQA: one KV head"))
 ACT_DTYPE = "bf16"          # activations and arithmetic (weight-only quantisation)
+SERVING_MODELS = ("llama3-8b", "llama3-70b")   # models that one of DEVICES can serve (not the 405B)
 
 PARAMS = [
-    Param("model", "choice", "Model", "llama3-8b", options=tuple((k, m.label) for k, m in llm.MODELS.items())),
+    Param("model", "choice", "Model", "llama3-8b", options=tuple((k, llm.model(k).label) for k in SERVING_MODELS)),
     Param("attention", "choice", "KV heads", "published", options=ATTENTION),
     Param("weights", "choice", "Weights stored in", "bf16", options=FORMATS),
     Param("kv", "choice", "KV cache stored in", "bf16", options=FORMATS),

@@ -34,6 +34,8 @@ def test_parameter_counts_match_the_published_sizes():
     # The Hugging Face model pages give 8.03B and 70.6B parameters; computed from config.json's constants.
     assert L8.params == 8_030_261_248
     assert round(L70.params / 1e9, 1) == 70.6
+    # The Llama 3 paper's "405B" (Table 3's shape): 405.85 billion, computed the same way.
+    assert 405e9 < llm.model("llama3-405b").params < 406e9
 
 
 def test_attention_kinds_and_their_kv_cache():
