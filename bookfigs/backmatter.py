@@ -242,8 +242,11 @@ _LABELS = {
     "gpu_max_clock_hz": "GPU max clock", "module_ai_tops_sparse_int8": "Module AI throughput (INT8, 2:4 sparse)",
     "module_power_watts": "Module power", "tensorcores_per_chip": "TensorCores per chip",
     "mxus_per_tensorcore": "MXUs per TensorCore", "mxu_dim": "MXU size",
+    "nvlink_bw_total": "NVLink bandwidth (both directions)", "compute_units": "Compute units",
+    "infinity_fabric_links": "Infinity Fabric links", "infinity_fabric_link_bw": "Infinity Fabric bandwidth per link",
 }
-_FAMILIES = [("NVIDIA A100", "a100"), ("NVIDIA H100 and H200", "h1|h2"), ("NVIDIA L4 and T4", "l4|t4"),
+_FAMILIES = [("NVIDIA A100", "a100"), ("NVIDIA H100 and H200", "h1|h2"), ("NVIDIA B200", "b200"),
+             ("AMD Instinct", "mi3"), ("NVIDIA L4 and T4", "l4|t4"),
              ("NVIDIA Jetson Orin", "jetson"), ("Google TPUs", "tpu")]
 
 

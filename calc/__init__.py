@@ -26,6 +26,7 @@ Submodules (import the one you need, e.g. ``from calc import roofline``):
 - ``warpcount``  counts from that record: sectors, bank conflicts, divergence, FLOPs, HBM bytes
 - ``simkernels`` the canonical kernels (copy, transpose, reductions, tiled matmul) for ``warpsim``
 - ``llm``        serving a language model: KV cache, memory budget, one decode step
+- ``collectives`` collectives between accelerators: schedules, bytes per link, alpha-beta time
 """
 
 __all__ = [

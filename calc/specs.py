@@ -92,6 +92,40 @@ NVSMI_H100 = Source(
     url="https://github.com/NVIDIA/nccl/issues/1264",
     note="what the driver reports as the board's total memory; a program can allocate at most this",
 )
+HGX_B200 = Source(
+    "NVIDIA HGX platform: technical specifications (HGX B200 column, 'Individual Blackwell GPU "
+    "Specifications')", "NVIDIA", 2025, "nvidia2025hgxb200",
+    url="https://www.nvidia.com/en-us/data-center/hgx/",
+    note="Tensor Core figures printed with sparsity; per GPU, configurable up to 1,000 W",
+)
+MI300X_DS = Source(
+    "AMD Instinct MI300X Accelerator datasheet", "AMD", 2023, "amd2023mi300xdatasheet",
+    url="https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html",
+)
+NCCL_TESTS_PERF = Source(
+    "NCCL Tests: Performance reported by NCCL tests (doc/PERFORMANCE.md)", "NVIDIA", 2026,
+    "nvidia2026nccltests", where="'Bandwidth': algorithm bandwidth and bus bandwidth",
+    url="https://github.com/NVIDIA/nccl-tests/blob/a0b82b2260cf5152b9f8c061bbf7eaf0ba096432/doc/PERFORMANCE.md",
+)
+NCCL_TUNING = Source(
+    "NCCL source, src/graph/tuning.cc (default tuner constants)", "NVIDIA", 2026, "nvidia2026nccltuning",
+    where="hwLatencies, Ring / LL protocol",
+    url="https://github.com/NVIDIA/nccl/blob/5067397c2676d5aed50042fc39e5c8ee96eb0027/src/graph/tuning.cc",
+    note="NCCL's own cost model: a collective costs baseLatency + steps x hwLatency + bytes / bandwidth",
+)
+CONNECTX7 = Source(
+    "NVIDIA ConnectX-7 InfiniBand adapter datasheet", "NVIDIA", 2022, "nvidia2022connectx7",
+    note="NDR InfiniBand, up to 400 Gb/s per port",
+)
+CONNECTX6 = Source(
+    "NVIDIA ConnectX-6 VPI adapter datasheet", "NVIDIA", 2020, "nvidia2020connectx6",
+    note="HDR InfiniBand, up to 200 Gb/s per port",
+)
+SCALING_BOOK_TPUS = Source(
+    "How to Scale Your Model, Part 2: How to Think About TPUs (Austin et al.)", "Google DeepMind",
+    2025, "austin2025scalingbook", where="table 'ICI BW/link (one-way, bytes/s)'",
+    url="https://github.com/jax-ml/scaling-book/blob/0819a7d8c55ddc113f5cba0285a5f97380cac1e3/tpus.md",
+)
 ILLUSTRATION = Source(
     "Illustrative round numbers, not a product", "this book", 2025, None,
     note="a teaching device; never compare it with a datasheet",
@@ -177,6 +211,7 @@ class Device:
     cc: Optional[str] = None
     notes: tuple = field(default=())
     measured: bool = False  # measured in the reader's browser (calc.measured), not a specification
+    link: Optional[str] = None  # name of its scale-up link in ``LINKS`` (None where no source gives one)
 
     # -- lookups -------------------------------------------------------------
     def spec(self, quantity: str) -> Spec:
@@ -370,7 +405,8 @@ def _a100(name, label, gb, mem_type, bw_gbs, tdp_w, ds: Source, ds_where: str) -
         "tdp_watts": Spec(tdp_w, "W", ds.at(ds_where)),
         "compute_capability": Spec("8.0", "", CUDA_GUIDE),
     }
-    return Device(name, label, "gpu", specs, peaks, cc="8.0")
+    return Device(name, label, "gpu", specs, peaks, cc="8.0",
+                  link="nvlink3" if "sxm" in name else "pcie4x16")
 
 
 def _build() -> dict[str, Device]:
@@ -417,7 +453,8 @@ def _build() -> dict[str, Device]:
             "tdp_watts": Spec(tdp, "W", t3),
             "compute_capability": Spec("9.0", "", CUDA_GUIDE),
         }
-        d[name] = Device(name, label, "gpu", specs, peaks, cc="9.0")
+        d[name] = Device(name, label, "gpu", specs, peaks, cc="9.0",
+                         link="nvlink4" if name == "h100-sxm" else "pcie5x16")
 
     h200 = H200_DS.at("H200 SXM column")
     sparse_note = "datasheet prints only the 2:4-sparse figure ('* with sparsity')"
@@ -445,7 +482,44 @@ def _build() -> dict[str, Device]:
         "smem_per_sm_bytes": Spec(228 * KIB, "B", CUDA_GUIDE, "compute capability 9.0"),
         "tdp_watts": Spec(700, "W", h200, "'up to 700W (configurable)'"),
         "compute_capability": Spec("9.0", "", CUDA_GUIDE),
-    }, peaks, cc="9.0")
+    }, peaks, cc="9.0", link="nvlink4")
+
+    # B200: the per-GPU column of NVIDIA's HGX B200 table. Like the H200 datasheet it prints the
+    # Tensor Core figures with sparsity only, so the dense peaks are computed (half). FP4 (18 PFLOPS
+    # sparse) is left out: the book has no FP4 format. No compute-capability limits are stored
+    # (cc 10.0 is not in the CUDA guide table the book read), so cc stays None.
+    hgx = HGX_B200.at("HGX B200 column, 'Individual Blackwell GPU Specifications'")
+    peaks = {("fp64", False): _flops(37, hgx, "printed as 'FP64/FP64 Tensor Core'"),
+             ("fp32", False): _flops(75, hgx)}
+    peaks.update(_tensor_peaks(hgx, {"tf32": (None, 2.2e3), "fp16": (None, 4.5e3),
+                                     "bf16": (None, 4.5e3), "fp8": (None, 9e3),
+                                     "int8": (None, 9e3)},
+                               "the HGX table prints only 2:4-sparse Tensor Core figures, in PFLOPS"))
+    d["b200"] = Device("b200", "NVIDIA B200 (HGX) 180GB", "gpu", {
+        "mem_bw": Spec(7.7e12, "B/s", hgx, "printed as '7.7TB/s'; NVIDIA's other Blackwell documents print 8 TB/s"),
+        "mem_capacity": Spec(180, "GB", hgx),
+        "mem_type": Spec("HBM3e", "", hgx),
+        "tdp_watts": Spec(1000, "W", hgx, "'configurable up to 1,000W'"),
+        "nvlink_bw_total": Spec(1.8e12, "B/s", hgx, "fifth-generation NVLink, printed as '1.8TB/s' (both directions)"),
+    }, peaks, link="nvlink5")
+
+    # MI300X: AMD's datasheet prints dense and 2:4-sparse figures side by side.
+    mi = MI300X_DS.at("specifications table")
+    peaks = {("fp64", False): _flops(81.7, mi, "vector; the FP64 matrix peak is 163.4 TFLOPS"),
+             ("fp32", False): _flops(163.4, mi, "vector; the FP32 matrix peak is the same")}
+    peaks.update(_tensor_peaks(mi, {"tf32": (653.7, 1307.4), "fp16": (1307.4, 2614.9),
+                                    "bf16": (1307.4, 2614.9), "fp8": (2614.9, 5229.8),
+                                    "int8": (2614.9, 5229.8)}))
+    d["mi300x"] = Device("mi300x", "AMD Instinct MI300X 192GB", "gpu", {
+        "mem_bw": Spec(5.3e12, "B/s", mi, "printed as '5.3 TB/s'"),
+        "mem_capacity": Spec(192, "GB", mi),
+        "mem_type": Spec("HBM3", "", mi),
+        "compute_units": Spec(304, "CUs", mi),
+        "tdp_watts": Spec(750, "W", mi, "peak total board power"),
+        "infinity_fabric_links": Spec(7, "links", mi),
+        "infinity_fabric_link_bw": Spec(128e9, "B/s", mi, "'peak Infinity Fabric link bandwidth', per link; "
+                                        "AMD does not say per direction or both"),
+    }, peaks, link="infinity-fabric-mi300x")
 
     l4 = L4_DS.at("specifications table")
     peaks = {("fp32", False): _flops(30.3, l4)}
@@ -549,3 +623,100 @@ def device(name: str) -> Device:
 def products() -> list[Device]:
     """Real products only (no illustrations), in table order."""
     return [d for d in DEVICES.values() if not d.illustrative]
+
+
+# ------------------------------------------------------------------------ interconnects
+
+
+@dataclass(frozen=True)
+class Link:
+    """A link between accelerators, with its bandwidth in one direction and its sources.
+
+    ``bw_per_direction_GBps`` is in GB/s (10**9 bytes per second) in ONE direction, for one
+    device's whole connection of that kind (all its NVLinks together, one network port, one
+    PCIe x16 slot): the figure a collective's bytes are divided by. Vendors print the sum of
+    both directions for NVLink and PCIe ("900 GB/s") and the signalling rate in bits for
+    networks ("400 Gb/s"); ``printed`` keeps the figure as printed, ``note`` says how it was
+    converted. ``latency_us`` is a per-step software-and-hardware latency in microseconds, from
+    NCCL's own cost model where it has one, else None; ``latency_source`` names it.
+    """
+
+    name: str
+    label: str
+    kind: str  # "scale-up" (inside a node or pod) or "scale-out" (between nodes)
+    bw_per_direction_GBps: float
+    latency_us: Optional[float]
+    source: Source
+    note: str = ""
+    printed: str = ""
+    latency_source: Optional[Source] = None
+
+    @property
+    def bw_per_direction(self) -> float:
+        """Bandwidth in one direction, bytes/s."""
+        return self.bw_per_direction_GBps * 1e9
+
+    @property
+    def alpha_s(self) -> Optional[float]:
+        """Per-step latency in seconds (None where no source gives one)."""
+        return None if self.latency_us is None else self.latency_us * 1e-6
+
+
+def _links() -> dict[str, Link]:
+    # NCCL's per-step hardware latency of its low-latency (LL) ring protocol, the protocol it picks
+    # for small messages: NVLink 0.6 us, PCIe 1.0 us, network 2.7 us (src/graph/tuning.cc).
+    lat = NCCL_TUNING
+    a100 = A100_DS80.at("'Interconnect' row")
+    h100 = H100_DS.at("'Interconnect' row")
+    out = [
+        Link("nvlink3", "NVLink 3 (A100 SXM)", "scale-up", 300, 0.6,
+             A100_WP.at("Section 'Third-generation NVLink'"),
+             "600 GB/s total over 12 links, 25 GB/s per link per direction", "600 GB/s", lat),
+        Link("nvlink4", "NVLink 4 (H100/H200 SXM)", "scale-up", 450, 0.6, h100,
+             "900 GB/s total over 18 links; half of it in each direction", "900 GB/s", lat),
+        Link("nvlink5", "NVLink 5 (B200)", "scale-up", 900, 0.6,
+             HGX_B200.at("HGX B200 column, 'Interconnect'"),
+             "1.8 TB/s total; half of it in each direction", "1.8 TB/s", lat),
+        Link("pcie4x16", "PCIe 4.0 x16", "scale-up", 32, 1.0, a100,
+             "64 GB/s total for the A100 PCIe card; half of it in each direction", "64 GB/s", lat),
+        Link("pcie5x16", "PCIe 5.0 x16", "scale-up", 64, 1.0, h100,
+             "128 GB/s total for the H100 PCIe card; half of it in each direction", "128 GB/s", lat),
+        Link("ib-hdr-200", "InfiniBand HDR, 200 Gb/s port", "scale-out", 25, 2.7, CONNECTX6,
+             "200 Gb/s per direction = 25 GB/s (8 bits a byte)", "200 Gb/s", lat),
+        Link("ib-ndr-400", "InfiniBand NDR, 400 Gb/s port", "scale-out", 50, 2.7, CONNECTX7,
+             "400 Gb/s per direction = 50 GB/s (8 bits a byte)", "400 Gb/s", lat),
+        Link("infinity-fabric-mi300x", "Infinity Fabric (MI300X, 8-GPU platform)", "scale-up", 448, None,
+             MI300X_DS.at("'AMD Infinity Fabric links' and 'Peak Infinity Fabric link bandwidth'"),
+             "7 links of 128 GB/s each, read as both directions (AMD does not say): 64 GB/s per link "
+             "per direction, 448 GB/s to all seven peers together; one peer alone gets 64 GB/s",
+             "7 x 128 GB/s"),
+        Link("tpu-v5p-ici", "TPU v5p ICI (one link)", "scale-up", 90, None, SCALING_BOOK_TPUS,
+             "one link, one way (9e10 bytes/s); a v5p chip has six, two per axis of its 3D torus",
+             "9e10 bytes/s"),
+    ]
+    return {l.name: l for l in out}
+
+
+LINKS: dict[str, Link] = _links()
+
+
+def link(name: str) -> Link:
+    """The ``Link`` called ``name``; ValueError listing known names otherwise."""
+    key = name.strip().lower() if isinstance(name, str) else name
+    if key not in LINKS:
+        raise ValueError(f"unknown link {name!r}; known: {', '.join(LINKS)}")
+    return LINKS[key]
+
+
+def links() -> list[Link]:
+    """Every link, in table order."""
+    return list(LINKS.values())
+
+
+def scale_up_link(device_name: str) -> Link:
+    """The link a device's GPUs talk over inside their node; ValueError where none is sourced."""
+    dev = device(device_name)
+    if dev.link is None:
+        raise ValueError(f"{dev.name} has no sourced scale-up link; devices with one: "
+                         + ", ".join(d.name for d in DEVICES.values() if d.link))
+    return link(dev.link)

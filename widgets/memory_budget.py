@@ -19,7 +19,7 @@ from ._svg import (SMALL_CHAR_PX, STRONG_CHAR_PX, LabelPlacer, decade_ticks, esc
                    svg_root, text, wrap_px)
 
 TITLE = "Memory budget"
-DEVICES = ("l4", "a100-sxm-40gb", "a100-sxm-80gb", "h100-sxm", "h200-sxm")
+DEVICES = ("l4", "a100-sxm-40gb", "a100-sxm-80gb", "h100-sxm", "h200-sxm", "b200", "mi300x")
 FORMATS = (("bf16", "BF16 (2 bytes)"), ("fp8", "FP8 (1 byte)"), ("int8", "INT8 (1 byte)"),
            ("int4", "INT4 (half a byte)"))
 ATTENTION = (("published", "As published (GQA)"), ("mha", "MHA: a KV head per query head"),

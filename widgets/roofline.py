@@ -34,8 +34,8 @@ PAPER_SRAM_BYTES = specs.device("a100-sxm-80gb").value("smem_per_sm_bytes")
 
 
 def short(dev) -> str:
-    """A device's label without its vendor: "H100 SXM5 80GB", "TPU v4 (one chip)"."""
-    return dev.label.replace("NVIDIA ", "").replace("Google ", "")
+    """A device's label without its vendor: "H100 SXM5 80GB", "TPU v4 (one chip)", "MI300X 192GB"."""
+    return dev.label.replace("NVIDIA ", "").replace("Google ", "").replace("AMD Instinct ", "")
 
 
 def sram_bytes(dev) -> tuple[int, str]:

@@ -206,3 +206,56 @@ def test_compute_capability_lookup():
 def test_tpu_is_not_a_cuda_device():
     with pytest.raises(ValueError, match="not a CUDA device"):
         device("tpu-v4").limits
+
+
+# -- B200 (NVIDIA HGX B200 table, sparse Tensor Core figures only) and MI300X (AMD datasheet)
+
+@pytest.mark.parametrize("name,dtype,sparse,tflops", [
+    ("b200", "bf16", True, 4500), ("b200", "fp8", True, 9000), ("b200", "fp32", False, 75),
+    ("mi300x", "bf16", False, 1307.4), ("mi300x", "bf16", True, 2614.9), ("mi300x", "fp8", False, 2614.9),
+    ("mi300x", "fp32", False, 163.4), ("mi300x", "tf32", False, 653.7),
+])
+def test_new_device_peaks(name, dtype, sparse, tflops):
+    assert math.isclose(device(name).peak_flops(dtype, sparse), T(tflops), rel_tol=1e-12)
+
+
+def test_b200_dense_is_computed_as_half_its_sparse_only_figure():
+    b = device("b200")
+    assert ("bf16", False) not in b.peaks and ("bf16", True) in b.peaks
+    assert b.peak_flops("bf16") == T(2250)
+    row = next(r for r in b.spec_table() if r["quantity"] == "peak bf16 (dense)")
+    assert row["computed"] and "÷ 2" in row["note"]
+
+
+def test_new_devices_memory():
+    assert device("b200").mem_bw == 7.7e12 and device("b200").spec("mem_capacity").value == 180
+    assert device("mi300x").mem_bw == 5.3e12 and device("mi300x").spec("mem_capacity").value == 192
+
+
+@pytest.mark.parametrize("name,printed_total_gbs,per_direction", [
+    ("nvlink3", 600, 300), ("nvlink4", 900, 450), ("nvlink5", 1800, 900),
+    ("pcie4x16", 64, 32), ("pcie5x16", 128, 64),
+])
+def test_links_printed_as_both_directions_are_halved(name, printed_total_gbs, per_direction):
+    assert specs.link(name).bw_per_direction == per_direction * 1e9 == printed_total_gbs / 2 * 1e9
+
+
+@pytest.mark.parametrize("name,gbits", [("ib-ndr-400", 400), ("ib-hdr-200", 200)])
+def test_network_ports_are_bits_over_eight(name, gbits):
+    assert specs.link(name).bw_per_direction == gbits * 1e9 / 8
+
+
+def test_mi300x_infinity_fabric_is_seven_links_of_half_128():
+    dev, l = device("mi300x"), specs.scale_up_link("mi300x")
+    assert l.bw_per_direction == dev.value("infinity_fabric_links") * dev.value("infinity_fabric_link_bw") / 2
+
+
+def test_scale_up_links_and_errors():
+    assert specs.scale_up_link("h100-sxm").name == "nvlink4"
+    assert specs.scale_up_link("b200").name == "nvlink5"
+    assert specs.scale_up_link("a100-pcie-80gb").name == "pcie4x16"
+    with pytest.raises(ValueError, match="no sourced scale-up link"):
+        specs.scale_up_link("t4")
+    with pytest.raises(ValueError, match="unknown link 'nvlink9'; known: nvlink3"):
+        specs.link("nvlink9")
+    assert all(l.source.key for l in specs.links())

@@ -1,0 +1,156 @@
+"""calc.collectives against numbers derived here by hand and against nccl-tests' definitions.
+
+A hand count of ring all-reduce, p = 4 GPUs, a buffer of S bytes cut into 4 chunks of S/4:
+
+    reduce-scatter, 3 steps: every GPU sends one chunk (S/4) to its right-hand neighbour,
+        which adds it to its own copy of that chunk. After 3 steps each chunk on one GPU
+        holds the sum of all 4 GPUs' copies.
+    all-gather, 3 steps: every GPU sends one finished chunk (S/4) on, which is copied.
+    total: 6 steps = 2(p - 1); each GPU sends 6 x S/4 = 1.5 S = 2(p - 1)/p x S and receives
+    the same. With links of B bytes/s per direction, t = 1.5 S / B, so
+    algbw = S / t = B / 1.5 and busbw = algbw x 2(p - 1)/p = B: the link's bandwidth, which
+    is what nccl-tests' PERFORMANCE.md says bus bandwidth is for.
+"""
+
+import math
+
+import pytest
+
+from calc import collectives as c
+from calc import specs
+
+PAIRS = [(col, alg) for col in c.COLLECTIVES for alg in c.ALGORITHMS
+         if not (alg == "tree" and col != "all-reduce")]
+
+
+# -- nccl-tests' bus-bandwidth factors (doc/PERFORMANCE.md, 'Summary'), typed from the document
+
+@pytest.mark.parametrize("p", [2, 3, 4, 8, 16, 64, 1024])
+def test_busbw_factors_are_nccl_tests(p):
+    assert c.busbw_factor("all-reduce", p) == pytest.approx(2 * (p - 1) / p)
+    assert c.busbw_factor("reduce-scatter", p) == pytest.approx((p - 1) / p)
+    assert c.busbw_factor("all-gather", p) == pytest.approx((p - 1) / p)
+    assert c.busbw_factor("all-to-all", p) == pytest.approx((p - 1) / p)
+    assert c.busbw_factor("broadcast", p) == 1
+
+
+def test_busbw_factor_for_eight_gpus_is_seven_quarters():
+    assert c.busbw_factor("all-reduce", 8) == 1.75
+
+
+# -- the hand count in the module docstring
+
+def test_ring_all_reduce_hand_count_p4():
+    st = c.steps("all-reduce", "ring", 4)
+    assert len(st) == 6
+    assert [s.phase for s in st] == ["reduce-scatter"] * 3 + ["all-gather"] * 3
+    for s in st:
+        assert len(s.transfers) == 4                                # every GPU sends one chunk
+        assert sorted(t.src for t in s.transfers) == [0, 1, 2, 3]
+        assert all(t.dst == (t.src + 1) % 4 for t in s.transfers)   # to its right-hand neighbour
+    assert all(t.op == "reduce" for s in st[:3] for t in s.transfers)
+    assert all(t.op == "copy" for s in st[3:] for t in s.transfers)
+    S = 4e6
+    assert c.bytes_per_gpu_sent("all-reduce", "ring", 4, S) == 1.5 * S
+    assert all(sent == recv == 1.5 * S for sent, recv in c.bytes_sent_received("all-reduce", "ring", 4, S))
+
+
+def test_ring_all_reduce_state_after_reduce_scatter_and_at_the_end():
+    p = 4
+    half = c.chunk_state("all-reduce", "ring", p, p - 1)
+    for g in range(p):                       # GPU g holds chunk g summed over everyone
+        assert half[g][g] == {0, 1, 2, 3}
+    end = c.chunk_state("all-reduce", "ring", p, 2 * (p - 1))
+    assert all(x == {0, 1, 2, 3} for row in end for x in row)
+    start = c.chunk_state("all-reduce", "ring", p, 0)
+    assert all(start[g][k] == {g} for g in range(p) for k in range(p))
+
+
+def test_ring_time_gives_bus_bandwidth_equal_to_the_link():
+    link = specs.link("nvlink4")
+    for col in ("all-reduce", "all-gather", "reduce-scatter", "all-to-all"):
+        bw = c.busbw(col, "ring", 8, 1e12, link, alpha_s=0.0)
+        assert bw == pytest.approx(link.bw_per_direction)
+
+
+def test_alpha_beta_time_by_hand():
+    link = specs.link("ib-ndr-400")               # 50 GB/s per direction, 2.7 us a step
+    S, p = 1e9, 16
+    hand = 2 * (p - 1) * 2.7e-6 + 2 * (p - 1) / p * S / 50e9
+    assert c.time_s("all-reduce", "ring", p, S, link) == pytest.approx(hand)
+    assert c.time_s("all-reduce", "ring", p, S, link, alpha_s=0, base_s=1e-3) == pytest.approx(
+        1e-3 + 2 * (p - 1) / p * S / 50e9)
+
+
+def test_small_messages_hit_the_latency_floor():
+    link = specs.link("nvlink4")
+    t_small = c.time_s("all-reduce", "ring", 8, 8, link)
+    assert t_small == pytest.approx(14 * 0.6e-6, rel=1e-3)       # 14 steps of 0.6 us; the bytes are nothing
+    n_half = c.half_bandwidth_bytes("all-reduce", "ring", 8, link)
+    assert c.busbw("all-reduce", "ring", 8, n_half, link) == pytest.approx(link.bw_per_direction / 2)
+
+
+# -- every schedule against its closed forms and its end state, derived independently
+
+@pytest.mark.parametrize("col,alg", PAIRS)
+@pytest.mark.parametrize("p", [1, 2, 3, 4, 5, 8, 13])
+def test_schedule_counts_match_closed_forms(col, alg, p):
+    st = c.steps(col, alg, p)
+    assert len(st) == c.step_count(col, alg, p)
+    counted = c.bytes_sent_received(col, alg, p, 1.0)
+    if p > 1:
+        assert max(s for s, _ in counted) == pytest.approx(c.bytes_per_gpu_sent(col, alg, p, 1.0))
+        assert max(r for _, r in counted) == pytest.approx(c.bytes_per_gpu_received(col, alg, p, 1.0))
+
+
+@pytest.mark.parametrize("col,alg", PAIRS)
+@pytest.mark.parametrize("p", [2, 3, 4, 8, 9])
+def test_each_collective_ends_where_its_definition_says(col, alg, p):
+    end = c.chunk_state(col, alg, p, len(c.steps(col, alg, p)))
+    everyone = set(range(p))
+    if col == "all-reduce":
+        assert all(x == everyone for row in end for x in row)
+    elif col == "reduce-scatter":
+        assert all(end[g][g] == everyone for g in range(p))
+    elif col in ("all-gather", "all-to-all"):
+        assert all(end[g][k] == {k} for g in range(p) for k in range(p))
+    else:
+        assert all(x == {0} for row in end for x in row)
+
+
+@pytest.mark.parametrize("p", [5, 8, 16, 64])
+def test_double_binary_tree_sends_twice_the_buffer(p):
+    # each GPU is an inner node of one tree (its half up once, down to two children) and a leaf of
+    # the other (its half up, then back): 3 x S/2 + S/2 = 2S at most; NCCL's tree runs at half the
+    # bus bandwidth (src/graph/tuning.cc: ratio .5), i.e. 2S / B.
+    assert c.bytes_per_gpu_sent("all-reduce", "tree", p, 1.0) == pytest.approx(2.0)
+    assert c.step_count("all-reduce", "tree", p) == 2 * int(math.log2(p))
+
+
+def test_switch_all_reduce_sends_each_buffer_once():
+    # NVLS: each GPU sends S into the switch and takes S back: S / B, not 2(p-1)/p x S / B
+    p, S = 8, 1e9
+    assert c.bytes_per_gpu_sent("all-reduce", "switch", p, S) == S
+    link = specs.link("nvlink4")
+    ring = c.time_s("all-reduce", "ring", p, S, link, alpha_s=0)
+    switch = c.time_s("all-reduce", "switch", p, S, link, alpha_s=0)
+    assert ring / switch == pytest.approx(2 * (p - 1) / p)
+
+
+def test_switch_all_gather_sends_a_shard_and_receives_the_rest():
+    assert c.bytes_per_gpu_sent("all-gather", "switch", 8, 8.0) == 1.0
+    assert c.bytes_per_gpu_received("all-gather", "switch", 8, 8.0) == 7.0
+
+
+def test_bad_input_is_a_clear_error():
+    with pytest.raises(ValueError, match="known: all-reduce"):
+        c.steps("allreduce", "ring", 4)
+    with pytest.raises(ValueError, match="never as a tree"):
+        c.steps("all-gather", "tree", 4)
+    with pytest.raises(ValueError, match="whole number of GPUs"):
+        c.steps("all-reduce", "ring", 0)
+
+
+def test_measured_figures_carry_their_source():
+    m = c.H100_8X_ALLREDUCE_BUSBW_PEAK
+    assert m.source.key == "austin2025scalingbook" and m.value < specs.link("nvlink4").bw_per_direction
