@@ -33,7 +33,8 @@ from dataclasses import dataclass, replace
 
 from ._svg import esc, unesc
 
-NAMES = ("roofline", "blockgrid", "attention-runner", "steps", "memory-budget")
+NAMES = ("roofline", "blockgrid", "attention-runner", "steps", "memory-budget", "collective-stepper",
+         "parallel-planner")
 TYPES = ("int", "float", "choice", "bool")
 DEFAULT_WIDTH = 640          # layout width of the static figure (CSS px)
 # The page's figure is drawn at two layout widths and scaled to its box: the wide one, and the

@@ -1,0 +1,131 @@
+"""calc.parallelism against published figures and hand counts."""
+import pytest
+
+from calc import llm, parallelism as P, specs
+from calc.sources import Source
+
+
+def fake_link(name, gbps, latency_us):
+    """A link with round numbers, so that the expected times below can be counted by hand."""
+    return specs.Link(name, name, "scale-up", gbps, latency_us, Source("round numbers", "this test", 2026, None))
+
+
+FAST, SLOW = fake_link("fast", 400.0, 1.0), fake_link("slow", 50.0, 10.0)
+H100 = specs.device("h100-sxm")
+L8, L70, L405 = llm.model("llama3-8b"), llm.model("llama3-70b"), llm.model("llama3-405b")
+
+
+def plan(**kw):
+    base = dict(model=L8, device=H100, gpus=8, tp=1, pp=1, scale_up=FAST, scale_out=SLOW,
+                micro_batch=1, global_batch=64, seq_len=4096, zero=0)
+    return P.Plan(**{**base, **kw})
+
+
+def test_mixed_precision_adam_is_16_bytes_a_parameter_and_zero_divides_it_as_figure_1():
+    # ZeRO paper, Figure 1: a 7.5B-parameter model on 64 GPUs needs 120 GB per GPU without ZeRO,
+    # 31.4 GB with P_os, 16.6 GB with P_os+g and 1.9 GB with P_os+g+p.
+    psi, nd = 7.5e9, 64
+    per_stage = [sum(P.model_state_bytes(psi, z, nd)) / 1e9 for z in (0, 1, 2, 3)]
+    assert [round(x, 1) for x in per_stage] == [120.0, 31.4, 16.6, 1.9]
+    assert sum(P.model_state_bytes(1, 0, 1)) == 16
+
+
+def test_bubble_is_p_minus_1_over_m_plus_p_minus_1():
+    # GPipe / Narayanan et al.: with p = 4 stages and m = 8 micro-batches the pipeline idles
+    # 3 of 11 slots; relative to the ideal compute that is (p - 1) / m = 3/8.
+    assert P.bubble_fraction(4, 8) == pytest.approx(3 / 11)
+    assert P.bubble_fraction(1, 8) == 0
+    st = P.step(plan(gpus=8, pp=4, global_batch=16))        # dp = 2, m = 16 / 2 = 8
+    assert st.bubble_s / st.compute_s == pytest.approx(3 / 8)
+
+
+def test_layer_activations_follow_korthikanti_table_2():
+    # Hand count: s = 2048, b = 1, h = 12288 (GPT-3), t = 8: 34 · 2048 · 12288 / 8 = 106,954,752 B;
+    # full recomputation keeps only the input, 2 · 2048 · 12288 = 50,331,648 B.
+    assert P.layer_activation_bytes(2048, 1, 12288, 8, False) == 106_954_752
+    assert P.layer_activation_bytes(2048, 1, 12288, 8, True) == 50_331_648
+
+
+def test_six_n_d_gives_the_llama_3_405b_budget():
+    # Llama 3 paper, Section 1/3: the 405B model was pre-trained on 15.6T tokens with 3.8e25 FLOPs.
+    flops = P.training_flops(L405, int(15.6e12), 8192, attention=False)
+    assert round(flops / 1e25, 1) == 3.8
+    # the attention term: 6 · L · s · d_attn per token; for the 8B at 4096 tokens
+    # 6 · 32 · 4096 · 4096 = 3,221,225,472 FLOPs a token
+    assert P.training_flops(L8, 1, 4096) - P.training_flops(L8, 1, 4096, attention=False) == 3_221_225_472
+    assert P.training_flops(L8, 1, 4096, recompute=True, attention=False) == 8 * L8.params
+
+
+def test_compute_time_is_flops_over_gpus_peak_and_utilisation():
+    p = plan(utilisation=0.5)
+    expected = P.training_flops(L8, 64 * 4096, 4096) / (8 * 989.4e12 * 0.5)
+    assert P.compute_time_s(p) == pytest.approx(expected)
+
+
+def test_data_parallel_all_reduce_is_a_ring_over_the_right_link():
+    # 8 GPUs, dp = 8, one node: ring all-reduce of 2 bytes × 8.03e9 parameters over FAST:
+    # 2·7/8 of the bytes at 400 GB/s plus 2·7 latencies of 1 µs.
+    n = 2 * L8.params
+    assert P.dp_bytes(plan()) == n
+    assert P.dp_time_s(plan(overlap=False)) == pytest.approx(2 * 7 / 8 * n / 400e9 + 14 * 1e-6)
+    # 16 GPUs over two nodes: the same ring is limited by the scale-out link
+    assert P.dp_time_s(plan(gpus=16)) == pytest.approx(2 * 15 / 16 * n / 50e9 + 30 * 10e-6)
+    # ZeRO-3: two all-gathers and a reduce-scatter, 1.5 times the all-reduce's bytes
+    z3 = P.dp_time_s(plan(zero=3))
+    assert z3 == pytest.approx(3 * 7 / 8 * n / 400e9 + 21 * 1e-6)
+
+
+def test_tensor_parallel_all_reduces_per_layer_and_micro_batch():
+    # tp = 8 in one node, dp = 1, 8 micro-batches of 1 × 4096 tokens: each layer does 4
+    # all-reduces of 2 · 4096 · 4096 B = 32 MiB; 32 layers × 8 micro-batches × 4 = 1024 of them.
+    p = plan(tp=8, global_batch=8)
+    msg = 2 * 4096 * 4096
+    one = 2 * 7 / 8 * msg / 400e9 + 14 * 1e-6
+    assert P.tp_time_s(p) == pytest.approx(1024 * one)
+    assert P.tp_time_s(plan(tp=8, global_batch=8, recompute=True)) == pytest.approx(1536 * one)
+
+
+def test_overlap_hides_the_gradient_all_reduce_under_the_backward_pass():
+    on, off = P.step(plan(gpus=16)), P.step(plan(gpus=16, overlap=False))
+    assert off.dp_exposed_s == off.dp_s
+    assert on.dp_exposed_s == pytest.approx(max(0, on.dp_s - 2 / 3 * on.compute_s))
+    assert on.time_s <= off.time_s
+
+
+def test_memory_per_gpu_and_the_capacity():
+    # Llama 3 70B, pure data parallel on 8 H100s: 16 bytes × 70.6e9 parameters per GPU, far over 80 GiB
+    p = plan(model=L70)
+    mem = P.memory(p)
+    assert mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes == pytest.approx(16 * L70.params, rel=1e-12)
+    assert not mem.fits and mem.capacity_bytes == 80 * 2**30
+    # tp = 8 and ZeRO-3 over 8 replicas of 64 GPUs: it fits
+    assert P.memory(plan(model=L70, gpus=64, tp=8, zero=3, global_batch=64)).fits
+
+
+def test_stage_params_split_the_layers_and_place_the_embeddings():
+    m = L8
+    matrices = sum(a * b for _, a, b in m.layer_matrices())
+    assert P.stage_params(plan()) == m.params                                      # all on one GPU
+    assert P.stage_params(plan(pp=4, global_batch=16)) == 8 * (matrices + 2 * m.hidden) + m.vocab * m.hidden + m.hidden
+    # 126 layers over 16 stages: the largest stage holds 8 (Llama 3 405B's uneven stages)
+    assert plan(model=L405, gpus=128, tp=8, pp=16, global_batch=1).stage_layers == 8
+
+
+@pytest.mark.parametrize("kw,says", [
+    (dict(gpus=8, tp=3), "does not divide 8 GPUs"),
+    (dict(gpus=24, tp=3, global_batch=24), "does not divide Llama 3 8B's 32 query heads"),
+    (dict(gpus=64, pp=64), "64 pipeline stages for 32 layers"),
+    (dict(global_batch=12), "does not split into 8 data-parallel replicas"),
+    (dict(zero=4), "ZeRO stage"),
+    (dict(utilisation=0), "utilisation"),
+])
+def test_configurations_that_cannot_run_say_why(kw, says):
+    with pytest.raises(P.PlanError, match=says):
+        plan(**kw)
+
+
+def test_the_bound_is_the_largest_part():
+    st = P.step(plan(gpus=16, overlap=False, global_batch=16))
+    largest = max(st.parts, key=lambda p: p[1])
+    assert st.bound == largest[0]
+    assert st.time_s == pytest.approx(sum(v for _, v in st.parts))

@@ -1,0 +1,111 @@
+"""The collective stepper: each step's transfers, states and times are calc.collectives'."""
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+
+import widgets
+from widgets import collective_stepper as cs
+from calc import collectives, fmt, specs
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def render(**p):
+    return widgets.render("collective-stepper", p)
+
+
+def cells(r):
+    """{(gpu, chunk): contributions} from the grid's cell titles."""
+    out = {}
+    for el in ET.fromstring(r["svg"]).iter(SVG + "title"):
+        m = re.fullmatch(r"GPU (\d+), chunk (\d+): (\d+) of (\d+)", el.text or "")
+        if m:
+            out[(int(m[1]), int(m[2]))] = int(m[3])
+    return out
+
+
+@pytest.mark.parametrize("p", [2, 4, 7, 16])
+def test_a_ring_all_reduce_takes_2_p_minus_1_steps_and_ends_with_every_chunk_summed(p):
+    # Patarasuk and Yuan's ring: p - 1 reduce-scatter steps, then p - 1 all-gather steps.
+    r = render(p=p, step=0)
+    assert r["ranges"]["step"] == [0, 2 * (p - 1)]
+    assert set(cells(r).values()) == {1}                      # each GPU holds only its own contribution
+    end = render(p=p, step=10**6)
+    assert end["params"]["step"] == 2 * (p - 1)
+    assert set(cells(end).values()) == {p} and len(cells(end)) == p * p
+
+
+def test_after_the_reduce_scatter_each_gpu_holds_one_whole_chunk():
+    p = 5
+    got = cells(render(p=p, step=p - 1))
+    whole = [(g, c) for (g, c), n in got.items() if n == p]
+    assert sorted(g for g, _ in whole) == list(range(p))       # one per GPU
+    assert len({c for _, c in whole}) == p                     # each a different chunk
+
+
+def test_arrows_are_the_steps_transfers():
+    p = 6
+    for k in (1, 3, 7):
+        svg = ET.fromstring(render(p=p, step=k)["svg"])
+        heads = [e for e in svg.iter(SVG + "polygon") if "wg-pt" in (e.get("class") or "")]
+        pairs = {(t.src, t.dst) for t in collectives.steps("all-reduce", "ring", p)[k - 1].transfers}
+        assert len(heads) == len(pairs) == p
+        # the cells this step wrote are outlined: one per transfer
+        outlined = [e for e in svg.iter(SVG + "rect") if e.get("class") == "wg-box wg-sel"
+                    and e.findtext(SVG + "title") == f"written in step {k}"]
+        assert len(outlined) == p
+
+
+def test_the_time_is_alpha_beta_and_sums_to_the_collectives_time():
+    p, kib, link = 8, 1024, specs.link("nvlink4")
+    n = kib * 1024
+    alpha, bw = link.latency_us * 1e-6, link.bw_per_direction_GBps * 1e9
+    # hand count: each of the 14 steps moves one chunk of n/8 on every link
+    one = alpha + n / p / bw
+    assert dict(render(p=p, size=kib, step=3)["readouts"])["Time so far"] == fmt.duration(3 * one)
+    end = dict(render(p=p, size=kib, step=10**6)["readouts"])
+    assert end["Time so far"] == fmt.duration(14 * one)
+    assert end["Whole collective"].startswith(fmt.duration(collectives.time_s("all-reduce", "ring", p, n, link)))
+    # nccl-tests: bus bandwidth = algorithm bandwidth × 2(p - 1)/p for an all-reduce
+    algbw = n / (14 * one)
+    assert end["Algorithm bandwidth"] == fmt.si(algbw, "B/s")
+    assert end["Bus bandwidth (nccl-tests)"].startswith(fmt.si(algbw * 2 * 7 / 8, "B/s"))
+
+
+def test_small_buffers_are_latency_bound():
+    r = dict(render(p=16, size=1, step=10**6)["readouts"])
+    alpha = specs.link("nvlink4").latency_us * 1e-6
+    assert r["Time so far"] == fmt.duration(30 * alpha + 30 * 64 / (450e9))
+
+
+def test_print_frames_are_the_start_the_first_step_the_phase_change_and_the_end():
+    assert cs.key_frames(widgets.render("collective-stepper", {"p": 4})["params"]) == [0, 1, 3, 6]
+
+
+def test_the_figure_takes_the_arrow_keys():
+    svg = ET.fromstring(render()["svg"])
+    assert "ArrowRight" in svg.get("data-keys") and svg.get("data-keys-help")
+
+
+@pytest.mark.parametrize("collective", collectives.COLLECTIVES)
+@pytest.mark.parametrize("algorithm", collectives.ALGORITHMS)
+def test_the_last_steps_time_is_calc_collectives_time(collective, algorithm):
+    params = {"collective": collective, "algorithm": algorithm, "p": 8, "size": 4096, "link": "ib-ndr-400"}
+    r = widgets.render("collective-stepper", {**params, "step": 10**6})
+    a = cs._algorithm(r["params"])[0]
+    if a != algorithm:                      # NCCL's trees serve all-reduce only: the widget says so
+        assert collective != "all-reduce" and "showing the ring" in r["message"]
+    t = collectives.time_s(collective, a, 8, 4096 * 1024, specs.link("ib-ndr-400"))
+    out = dict(r["readouts"])
+    assert out["Time so far"] == fmt.duration(t) and out["Whole collective"].startswith(fmt.duration(t))
+    assert set(cells(r).values()) <= set(range(9)) and cells(r)
+
+
+def test_a_tree_all_reduce_moves_two_halves_and_a_switch_takes_two_steps():
+    tree = render(algorithm="tree", p=8, step=0)
+    assert tree["ranges"]["step"] == [0, 2 * 3]            # up three levels, down three
+    assert {c for _, c in cells(tree)} == {0, 1}            # two trees, half the buffer each
+    switch = render(algorithm="switch", p=8, step=10**6)
+    assert switch["params"]["step"] == 2 and set(cells(switch).values()) == {8}
+    assert "switch" in "".join(ET.fromstring(switch["svg"]).itertext())
