@@ -124,7 +124,7 @@ def busbw_vs_size(sizes, curves, measured, link_bw: float, link_label: str):
 def comm_roofline(peak: float, peak_label: str, links, points, i_range=(10, 1e6)):
     """The communication roofline: attainable FLOP/s per GPU against FLOPs per byte a GPU sends
     over a link, with one sloped roof per link ``[(label, bytes/s)]`` and ``points``
-    [(label, intensity, link index)] placed under their link's roof."""
+    [(label, intensity, link index, (dx, dy) label offset in points)] placed under their link's roof."""
     fig, ax = plt.subplots(figsize=(6.6, 4.0))
     xs = [i_range[0] * (i_range[1] / i_range[0]) ** (k / 200) for k in range(201)]
     ax.axhline(peak, color="0.2", lw=1.2)
@@ -133,15 +133,16 @@ def comm_roofline(peak: float, peak_label: str, links, points, i_range=(10, 1e6)
         ax.plot(xs, [min(peak, x * bw) for x in xs], color=f"C{k}", lw=1.6, label=f"{label} ({fmt.si(bw, 'B/s')})")
         ridge = peak / bw
         ax.plot([ridge], [peak], "|", color=f"C{k}", ms=12, mew=2)
-    for label, x, k in points:
+    for label, x, k, (dx, dy) in points:
         bw = links[k][1]
         y = min(peak, x * bw)
         ax.plot([x], [y], "o", color=f"C{k}", ms=6, zorder=5, mec="k", mew=0.5)
-        ax.annotate(label, (x, y), textcoords="offset points", xytext=(5, -12), fontsize=7.5, color=f"C{k}")
+        ax.annotate(label, (x, y), textcoords="offset points", xytext=(dx, dy), fontsize=7.5, color=f"C{k}",
+                    ha="right" if dx < 0 else "left")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(*i_range)
-    ax.set_ylim(peak / 3e3, peak * 3)
+    ax.set_ylim(peak / 300, peak * 4)
     ax.set_xlabel("Communication intensity (FLOP per byte a GPU sends, log)")
     ax.set_ylabel("Attainable FLOP/s per GPU (log)")
     ax.legend(frameon=False, fontsize=7.5, loc="lower right")
