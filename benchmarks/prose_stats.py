@@ -28,7 +28,8 @@ from pathlib import Path
 
 from bs4 import BeautifulSoup, NavigableString, Tag
 
-CHAPTERS = ["data-movement", "roofline", "gpu", "cuda-threads", "attention", "tiling-systolic", "serving"]
+CHAPTERS = ["data-movement", "roofline", "gpu", "cuda-threads", "attention", "tiling-systolic", "serving",
+            "communication"]
 GOALS = {"mean": 18.0, "over35": 6.0, "numbers": 4.0, "takeaways": 2, "schematics": 2}
 LONG = 35
 ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "cf.", "Fig.", "Eq.", "Sec.", "al.", "approx.", "resp.")

@@ -494,3 +494,39 @@ def block_tables(lengths_tokens: Sequence[int], block_tokens: int = 16) -> list[
                 tables[i].append(taken)
                 taken += 1
     return tables
+
+
+# --------------------------------------------------------------------- published training runs
+
+
+@dataclass(frozen=True)
+class TrainingRun:
+    """One published training configuration: the parallel degrees, the batch and what it achieved.
+
+    ``tp · cp · pp · dp = gpus``; ``batch_per_dp`` sequences of ``seq_len`` tokens per data-parallel
+    group per step, ``tokens_per_batch`` in all; ``tflops_per_gpu`` and ``mfu`` as reported."""
+
+    model: str
+    gpus: int
+    tp: int
+    cp: int
+    pp: int
+    dp: int
+    seq_len: int
+    batch_per_dp: int
+    tflops_per_gpu: float
+    mfu: float
+    source: Source
+
+    @property
+    def tokens_per_batch(self) -> int:
+        return self.dp * self.batch_per_dp * self.seq_len
+
+
+LLAMA3_TABLE4 = LLAMA3_PAPER.at("Section 3.3.2, Table 4")
+#: Llama 3 405B's pre-training configurations on H100 GPUs (Llama 3 paper, Table 4).
+LLAMA3_405B_RUNS = (
+    TrainingRun("llama3-405b", 8192, 8, 1, 16, 64, 8192, 32, 430, 0.43, LLAMA3_TABLE4),
+    TrainingRun("llama3-405b", 16384, 8, 1, 16, 128, 8192, 16, 400, 0.41, LLAMA3_TABLE4),
+    TrainingRun("llama3-405b", 16384, 8, 16, 16, 8, 131072, 16, 380, 0.38, LLAMA3_TABLE4),
+)

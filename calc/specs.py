@@ -121,6 +121,11 @@ CONNECTX6 = Source(
     "NVIDIA ConnectX-6 VPI adapter datasheet", "NVIDIA", 2020, "nvidia2020connectx6",
     note="HDR InfiniBand, up to 200 Gb/s per port",
 )
+LLAMA3_NETWORK = Source(
+    "The Llama 3 Herd of Models (Llama Team, AI @ Meta), arXiv:2407.21783", "Meta", 2024,
+    "llama2024herd", where="Section 3.3.1, 'Network'",
+    note="Llama 3 405B trained over RoCE (RDMA over Converged Ethernet) at 400 Gb/s between GPUs",
+)
 SCALING_BOOK_TPUS = Source(
     "How to Scale Your Model, Part 2: How to Think About TPUs (Austin et al.)", "Google DeepMind",
     2025, "austin2025scalingbook", where="table 'ICI BW/link (one-way, bytes/s)'",
@@ -685,6 +690,9 @@ def _links() -> dict[str, Link]:
              "200 Gb/s per direction = 25 GB/s (8 bits a byte)", "200 Gb/s", lat),
         Link("ib-ndr-400", "InfiniBand NDR, 400 Gb/s port", "scale-out", 50, 2.7, CONNECTX7,
              "400 Gb/s per direction = 50 GB/s (8 bits a byte)", "400 Gb/s", lat),
+        Link("roce-400", "RoCE Ethernet, 400 Gb/s (Llama 3's cluster)", "scale-out", 50, 2.7, LLAMA3_NETWORK,
+             "400 Gb/s per direction = 50 GB/s (8 bits a byte); NCCL charges it the network's latency",
+             "400 Gb/s", lat),
         Link("infinity-fabric-mi300x", "Infinity Fabric (MI300X, 8-GPU platform)", "scale-up", 448, None,
              MI300X_DS.at("'AMD Infinity Fabric links' and 'Peak Infinity Fabric link bandwidth'"),
              "7 links of 128 GB/s each, read as both directions (AMD does not say): 64 GB/s per link "

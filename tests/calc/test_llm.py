@@ -233,3 +233,11 @@ def test_block_tables_interleave_growing_sequences_and_match_the_paged_allocatio
     assert sorted(b for t in tables for b in t) == list(range(6))   # every block used once
     assert sum(len(t) for t in tables) * 4 == llm.paged_allocation(lengths, 4).allocated_tokens
     assert llm.block_tables([0, 5], 16) == [[], [0]]
+
+
+def test_llama3_405b_runs_multiply_to_their_gpus_and_16m_tokens():
+    # Llama 3 paper, Table 4: TP x CP x PP x DP = GPUs; every row trains on 16M tokens a step
+    for run in llm.LLAMA3_405B_RUNS:
+        assert run.tp * run.cp * run.pp * run.dp == run.gpus
+        assert run.tokens_per_batch == 16 * 2**20
+        assert run.mfu == pytest.approx(run.tflops_per_gpu / 989.4, abs=0.006)   # the H100's dense BF16 peak
