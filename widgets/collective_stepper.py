@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+from functools import lru_cache
 
 from calc import collectives, fmt, specs
 
@@ -37,9 +38,22 @@ START = {"all-reduce": "each GPU holds its whole buffer, {n} of {size}, with onl
          "broadcast": "GPU 0 holds the buffer, {n} of {size}; the others hold nothing."}
 
 
+@lru_cache(maxsize=64)
+def _steps(collective: str, algorithm: str, p: int) -> tuple:
+    """``calc.collectives.steps``, kept: every redraw of a step needs the whole schedule."""
+    return tuple(collectives.steps(collective, algorithm, p))
+
+
+@lru_cache(maxsize=512)
+def _state(collective: str, algorithm: str, p: int, k: int) -> list:
+    """``calc.collectives.chunk_state`` after step k (a reader steps back and forth)."""
+    return collectives.chunk_state(collective, algorithm, p, k)
+
+
+@lru_cache(maxsize=None)
 def _supported(collective: str, algorithm: str) -> bool:
     try:
-        return bool(collectives.steps(collective, algorithm, 4))
+        return bool(_steps(collective, algorithm, 4))
     except (ValueError, NotImplementedError, KeyError):
         return False
 
@@ -74,13 +88,13 @@ def _algorithm(params: dict) -> tuple[str, str | None]:
 
 def ranges(params: dict) -> dict:
     a, _ = _algorithm(params)
-    return {"step": (0, len(collectives.steps(params["collective"], a, params["p"])))}
+    return {"step": (0, len(_steps(params["collective"], a, params["p"])))}
 
 
 def key_frames(params: dict) -> list[int]:
     """Print: before the first step, after it, at the end of the first phase, at the end."""
     a, _ = _algorithm(params)
-    steps = collectives.steps(params["collective"], a, params["p"])
+    steps = _steps(params["collective"], a, params["p"])
     n = len(steps)
     phase_end = next((i for i, s in enumerate(steps) if s.phase != steps[0].phase), n)
     return sorted({0, min(1, n), phase_end, n})
@@ -104,7 +118,7 @@ def timeline(params: dict) -> dict:
     n_bytes = params["size"] * 1024
     chunk = n_bytes / collectives.chunks(c, a, p)
     bw, alpha = link.bw_per_direction, link.alpha_s or 0.0
-    steps = collectives.steps(c, a, p)
+    steps = _steps(c, a, p)
     sent, received = [0.0] * p, [0.0] * p
     per_step = []
     for s in steps:
@@ -239,7 +253,7 @@ def _topology(params, tl, k, x0, y0, size) -> list[str]:
 def _grid(params, tl, k, x0, y0, width) -> tuple[list[str], float]:
     """GPU × chunk: how many contributions each GPU holds of each chunk after step k."""
     p, c = params["p"], params["collective"]
-    state = collectives.chunk_state(c, tl["algorithm"], p, k)
+    state = _state(c, tl["algorithm"], p, k)
     written = set()
     if k >= 1:
         written = {(t.dst, t.chunk) for t in tl["steps"][k - 1].transfers if 0 <= t.dst < p}
@@ -252,26 +266,26 @@ def _grid(params, tl, k, x0, y0, width) -> tuple[list[str], float]:
             out.append(text(x0 + 30 + j * cell + cell / 2, gy + 10, str(j), "wg-small wg-muted wg-cellnum", "middle"))
     gy += 16
     reducing = c in REDUCING
+    shade = ["wg-idle"] + [("wg-hn4" if not reducing or have == p else
+                            f"wg-hn{1 + min(2, (3 * (have - 1)) // max(p - 1, 1))}") for have in range(1, p + 1)]
+    xs = [x0 + 30 + j * cell for j in range(nc)]
+    sx, sc, sc2 = [num(x) for x in xs], num(cell), num(cell - 2)
+    tx = [num(x + cell / 2) for x in xs]
+    numbers = reducing and cell >= 16
     for g in range(p):
         y = gy + g * cell
         out.append(text(x0 + 26, y + cell / 2 + 4, f"{g}", "wg-small wg-muted", "end"))
+        sy, ty = num(y), num(y + cell / 2 + 4)
+        row = state[g]
         for j in range(nc):
-            have = len(state[g][j])
-            if have == 0:
-                cls = "wg-idle"
-            elif not reducing or have == p:
-                cls = "wg-hn4"
-            else:
-                cls = f"wg-hn{1 + min(2, (3 * (have - 1)) // max(p - 1, 1))}"
-            x = x0 + 30 + j * cell
-            out.append(f'<rect x="{num(x)}" y="{num(y)}" width="{num(cell)}" height="{num(cell)}" class="{cls}">'
+            have = len(row[j])
+            out.append(f'<rect x="{sx[j]}" y="{sy}" width="{sc}" height="{sc}" class="{shade[have]}">'
                        f"<title>GPU {g}, chunk {j}: {have} of {p}</title></rect>")
-            if reducing and cell >= 16 and have:
-                out.append(text(x + cell / 2, y + cell / 2 + 4, str(have), "wg-small wg-cellnum", "middle"))
+            if numbers and have:
+                out.append(f'<text x="{tx[j]}" y="{ty}" class="wg-small wg-cellnum" text-anchor="middle">{have}</text>')
         for j in range(nc):
             if (g, j) in written:
-                x = x0 + 30 + j * cell
-                out.append(f'<rect x="{num(x + 1)}" y="{num(y + 1)}" width="{num(cell - 2)}" height="{num(cell - 2)}"'
+                out.append(f'<rect x="{num(xs[j] + 1)}" y="{num(y + 1)}" width="{sc2}" height="{sc2}"'
                            f' class="wg-box wg-sel"><title>written in step {k}</title></rect>')
     out.append(text(x0, gy - 4, "GPU", "wg-small wg-muted"))
     return out, gy + p * cell
