@@ -31,6 +31,21 @@ LABELS = {"all-reduce": "All-reduce", "all-gather": "All-gather", "reduce-scatte
           "all-to-all": "All-to-all", "broadcast": "Broadcast"}
 ALGORITHM_LABELS = {"ring": "Ring", "tree": "Tree", "switch": "Switch (in-network reduction)"}
 REDUCING = ("all-reduce", "reduce-scatter")
+WORD_LINES, WORD_LINES_NARROW = 2, 3     # lines the step's sentence may take (wide, phone and print)
+LEGEND_REDUCING = [("wg-hn1", "part of the sum"), ("wg-hn4", "all p summed"), ("wg-idle", "empty"),
+                   ("wg-box wg-sel", "written this step")]
+LEGEND_COPYING = [("wg-hn4", "chunk held"), ("wg-idle", "empty"), ("wg-box wg-sel", "written this step")]
+
+
+def _legend_rows(items, W) -> int:
+    x, rows = 10, 1
+    for _, label in items:
+        if x + 18 + len(label) * 6.6 > W:
+            x, rows = 10, rows + 1
+        x += 30 + len(label) * 6.6
+    return rows
+
+
 START = {"all-reduce": "each GPU holds its whole buffer, {n} of {size}, with only its own contribution.",
          "reduce-scatter": "each GPU holds its whole buffer, {n} of {size}, with only its own contribution.",
          "all-gather": "each GPU holds only its own chunk of {size}; it will hold all {n}.",
@@ -250,15 +265,16 @@ def _topology(params, tl, k, x0, y0, size) -> list[str]:
     return out
 
 
-def _grid(params, tl, k, x0, y0, width) -> tuple[list[str], float]:
-    """GPU × chunk: how many contributions each GPU holds of each chunk after step k."""
+def _grid(params, tl, k, x0, y0, width, height) -> tuple[list[str], float]:
+    """GPU × chunk: how many contributions each GPU holds of each chunk after step k, in a box of
+    ``width`` × ``height`` whatever p is (its cells grow as p falls, up to 34 px)."""
     p, c = params["p"], params["collective"]
     state = _state(c, tl["algorithm"], p, k)
     written = set()
     if k >= 1:
         written = {(t.dst, t.chunk) for t in tl["steps"][k - 1].transfers if 0 <= t.dst < p}
     nc = tl["chunks"]
-    cell = min(22.0, (width - 34) / max(nc, p * 0.75))
+    cell = min(34.0, (width - 34) / nc, (height - 34) / p)
     out = [text(x0 + 30, y0 + 10, "chunk →", "wg-small wg-muted")]
     gy = y0 + 18
     for j in range(nc):
@@ -305,17 +321,14 @@ def render(params: dict) -> dict:
     if wide:
         topo = min(300.0, W / 2 - 10)
         body += _topology(params, tl, k, 4, 26, topo)
-        grid, gbottom = _grid(params, tl, k, topo + 10, 30, W - topo - 14)
+        grid, _ = _grid(params, tl, k, topo + 10, 30, W - topo - 14, topo - 4)
         body += grid
-        y = max(26 + topo, gbottom) + 8
-    else:
-        topo = W - 8
-        topo = min(topo, 300.0)
+        y = 26 + topo + 8
+    else:                                               # a phone: the grid comes last
+        topo = min(W - 8, 300.0)
         body += _topology(params, tl, k, (W - topo) / 2, 24, topo)
-        grid, gbottom = _grid(params, tl, k, 4, 24 + topo, W - 8)
-        body += grid
-        y = gbottom + 8
-    # the step in words, under both
+        y = 24 + topo
+    # the step in words, under both (room for the longest it can be, so that nothing below moves)
     if k == 0:
         words = "Before the first step: " + START[c].format(n=fmt.count(tl["chunks"], "chunk"),
                                                            size=fmt.bytes_iec(tl["chunk"]))
@@ -326,17 +339,24 @@ def render(params: dict) -> dict:
                  f"{fmt.bytes_iec(per[k - 1]['busiest'])}. Time so far {fmt.duration(per[k - 1]['so_far'])}.")
     lines = wrap_px(words, W - 20)
     body += text_lines(10, y + 8, lines, "wg-small", 15)
-    y += 15 * len(lines) + 4
-    # legend
-    x = 10
-    items = ([("wg-hn1", "part of the sum"), ("wg-hn4", "all p summed")] if c in REDUCING else
-             [("wg-hn4", "chunk held")]) + [("wg-idle", "empty"), ("wg-box wg-sel", "written this step")]
+    y += 15 * max(len(lines), WORD_LINES if wide else WORD_LINES_NARROW) + 4
+    # legend (its rows counted for the longest, a reducing collective's)
+    x, rows = 10, _legend_rows(LEGEND_REDUCING, W)
+    items = (LEGEND_REDUCING if c in REDUCING else LEGEND_COPYING)
+    top = y
     for cls, label in items:
         if x + 18 + len(label) * 6.6 > W:
             x, y = 10, y + 18
         body.append(f'<rect x="{num(x)}" y="{num(y + 2)}" width="12" height="12" class="{cls}"/>')
         body.append(text(x + 16, y + 12, label, "wg-small wg-muted"))
         x += 30 + len(label) * 6.6
+    y = top + 18 * (rows - 1)
+    if not wide:
+        side = W - 8                                    # the grid's box: as tall as p = 16 needs
+        grid_h = 34 + 16 * min(34.0, (side - 34) / 16)
+        grid, _ = _grid(params, tl, k, 4, y + 22, side, grid_h)
+        body += grid
+        y += 22 + grid_h - 14
     H = y + 22
 
     link = tl["link"]
