@@ -18,6 +18,7 @@ from . import Param
 from ._svg import STRONG_CHAR_PX, esc, line, num, svg_root, text, wrap_px
 
 TITLE = "Parallelism planner"
+UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "s", "ms", "µs", "min", "h", "days")
 MIN_MEMORY_GB = 40           # GPUs a large model is trained on: the datacenter parts
 
 
@@ -55,6 +56,7 @@ def own_link(device_name: str):
 
 ZERO = (("0", "None (replicated)"), ("1", "ZeRO-1: optimizer states"), ("2", "ZeRO-2: + gradients"),
         ("3", "ZeRO-3 / FSDP: + weights"))
+ZERO_SHORT = {"0": "no ZeRO", "1": "ZeRO-1", "2": "ZeRO-2", "3": "ZeRO-3 (FSDP)"}
 NODE = (("4", "4"), ("8", "8"), ("72", "72 (NVL72 rack)"))
 
 PARAMS = [
@@ -148,7 +150,13 @@ def _legend(items, x0, y, W, cols) -> tuple[list[str], float]:
 
 def _head(lines_, x, y, W, cls="wg-strong", rows=2) -> tuple[list[str], float]:
     """Up to ``rows`` lines of a heading (always ``rows`` lines of room)."""
-    lines_ = wrap_px(lines_, W - 2 * x, STRONG_CHAR_PX)[:rows]
+    merged: list[str] = []
+    for word in lines_.split(" "):               # a number keeps its unit on its line
+        if merged and word.rstrip(",.:;") in UNITS and merged[-1][-1:].isdigit():
+            merged[-1] += "\x01" + word
+        else:
+            merged.append(word)
+    lines_ = [ln.replace("\x01", " ") for ln in wrap_px(" ".join(merged), W - 2 * x, STRONG_CHAR_PX)][:rows]
     return [text(x, y + 16 * i, ln, cls) for i, ln in enumerate(lines_)], y + 16 * rows
 
 
@@ -173,7 +181,7 @@ def render(params: dict) -> dict:
     # heading: the configuration (two lines of room)
     if p is not None:
         head = (f"{m.label} on {fmt.num(p.gpus)} × {_short(dev)}: TP {p.tp} × PP {p.pp} × DP {fmt.num(p.dp)}, "
-                f"{dict(ZERO)[params['zero']].split(':')[0]}")
+                f"{ZERO_SHORT[params['zero']]}")
     else:
         head = f"{m.label} on {fmt.num(params['gpus'])} × {_short(dev)}: cannot run as set"
     out, y = _head(head, ml, 16, W)
@@ -189,8 +197,9 @@ def render(params: dict) -> dict:
     else:
         mem, cap, total = None, specs.device(params["device"]).mem_capacity_bytes, 0.0
         label = "Memory per GPU: (no plan)"
-    body.append(text(ml, y + 12, label, "wg-small wg-strong" + ("" if mem is None or mem.fits else " wg-bad")))
-    y += 20
+    out, y = _head(label, ml, y + 12, W, "wg-small wg-strong" + ("" if mem is None or mem.fits else " wg-bad"))
+    body += out
+    y -= 8
     scale = max(cap, total) * 1.04
     X = lambda v: ml + v / scale * bw_px
     body.append(_rect(ml, y, X(cap) - ml, bar_h, "wg-idle", f"GPU memory: {fmt.bytes_iec(cap)}"))

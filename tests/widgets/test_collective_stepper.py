@@ -109,3 +109,15 @@ def test_a_tree_all_reduce_moves_two_halves_and_a_switch_takes_two_steps():
     switch = render(algorithm="switch", p=8, step=10**6)
     assert switch["params"]["step"] == 2 and set(cells(switch).values()) == {8}
     assert "switch" in "".join(ET.fromstring(switch["svg"]).itertext())
+
+
+@pytest.mark.parametrize("width", [300, 340, 640])
+def test_the_figure_is_as_tall_in_every_state(width):
+    """The controls sit under the figure: a figure that grew with p (the grid's rows) moved them by
+    33 px in the built book. The grid's box is p = 16's, the sentence and legend have fixed room."""
+    cases = widgets.states("collective-stepper") + [
+        {"p": p, "step": s, "size": z, "collective": c, "algorithm": a}
+        for p in (2, 5, 16) for s in (0, 1, 100) for z in (1, 4194304)
+        for c in ("all-to-all", "all-reduce", "broadcast") for a in ("ring", "switch")]
+    heights = {ET.fromstring(render(**case, _width=width)["svg"]).get("height") for case in cases}
+    assert len(heights) == 1, heights
