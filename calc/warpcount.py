@@ -252,9 +252,10 @@ def sum_counts(instrs, _memo: Optional[dict] = None) -> Counts:
     """The counts of some warp instructions: every count is derived here from the record.
 
     ``_memo`` (a dict, kept by the caller while every instruction it saw is alive) remembers the
-    counts of an index tuple seen before: instructions of a warp-at-a-time launch share them."""
+    counts of an index tuple seen before: instructions of a warp-at-a-time launch share them
+    (``calc.warpvec``); a per-thread record's tuples are all distinct, and it is left out."""
     wi = act = div = gl = gs = ga = sec = lsec = ssec = lines = breq = sl = ss = wav = ideal = fl = 0
-    memo = {} if _memo is None else _memo
+    memo = _memo
     for ins in instrs:
         n = len(ins.lanes)
         wi += 1
@@ -263,13 +264,16 @@ def sum_counts(instrs, _memo: Optional[dict] = None) -> Counts:
             div += 1
         kind = ins.kind
         if kind == FLOP:
+            if memo is None:
+                fl += sum(ins.index)
+                continue
             c = memo.get(id(ins.index))
             if c is None or c[0] is not ins.index:
                 c = memo[id(ins.index)] = (ins.index, sum(ins.index))
             fl += c[1]
             continue
         arr = ins.array
-        c = memo.get(id(ins.index))
+        c = memo.get(id(ins.index)) if memo is not None else None
         if (c is not None and c[0] is ins.index and c[1] is ins.lanes and c[2] == ins.base
                 and c[3] == ins.size and c[4] == arr.itemsize and c[5] == arr.space):
             ns, nl, nb, w, p = c[6]
@@ -281,8 +285,9 @@ def sum_counts(instrs, _memo: Optional[dict] = None) -> Counts:
             else:
                 ns = nl = nb = 0
                 w, p, _ = wavefronts_of(ins)
-            memo[id(ins.index)] = (ins.index, ins.lanes, ins.base, ins.size, arr.itemsize, arr.space,
-                                   (ns, nl, nb, w, p))
+            if memo is not None:
+                memo[id(ins.index)] = (ins.index, ins.lanes, ins.base, ins.size, arr.itemsize, arr.space,
+                                       (ns, nl, nb, w, p))
         if arr.space == "global":
             sec += ns
             lines += nl
@@ -425,7 +430,9 @@ class Report:
                     by[key] = [ins]
                 else:
                     g.append(ins)
-            memo: dict = {}  # the record keeps every instruction alive, so ids in it stay theirs
+            # A warp-at-a-time record shares index tuples between instructions: remember their counts
+            # (the record keeps every instruction alive, so an id in it stays its tuple's)
+            memo = {} if self.executor == "warp" else None
             self._agg = {key: sum_counts(g, memo) for key, g in by.items()}
         return self._agg
 

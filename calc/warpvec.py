@@ -56,6 +56,7 @@ except ImportError:  # pragma: no cover
     _OPMAP = None
 
 _add, _mul = operator.add, operator.mul
+_new = object.__new__
 
 
 class _Fallback(BaseException):
@@ -224,9 +225,13 @@ def fma(st, a, b, c):
     ca, cb, cc = a.__class__ is Lanes, b.__class__ is Lanes, c.__class__ is Lanes
     try:
         if ca and cb:
+            out = _new(Lanes)
+            out.memo = None
             if cc:
-                return Lanes([x * y + z for x, y, z in zip(a.v, b.v, c.v)])
-            return Lanes([x * y + c for x, y in zip(a.v, b.v)])
+                out.v = [x * y + z for x, y, z in zip(a.v, b.v, c.v)]
+            else:
+                out.v = [x * y + c for x, y in zip(a.v, b.v)]
+            return out
         if not (ca or cb or cc):
             return a * b + c
         n = st.live
@@ -413,6 +418,29 @@ class _V2:
     def __getitem__(self, index):
         st = self._st
         c = index.__class__
+        if c is tuple and len(index) == 2:  # the hot path: lanes and a number, elements remembered
+            i, j = index
+            ks = None
+            if i.__class__ is Lanes:
+                if j.__class__ is int and i.memo is not None:
+                    ks = i.memo.get((self._s0, self._s1, False, 0, j))
+            elif i.__class__ is int and j.__class__ is Lanes and j.memo is not None:
+                ks = j.memo.get((self._s0, self._s1, False, i, None))
+            if ks is not None:
+                data = self.data
+                vals = [data[k] for k in ks]
+                if self._npoison and ws.POISON in vals:
+                    raise _fail()
+                f = st.frame or ws._find_frame(st)
+                st.keys.append(f.f_lasti + self._r)
+                st.idx.append(ks)
+                st.steps -= st.live
+                if st.steps <= 0:
+                    raise _fail()
+                out = _new(Lanes)
+                out.v = vals
+                out.memo = None
+                return out
         if c is int or c is Lanes:
             return _VRow(self, index)
         ks = _flat2(self, st, index)
