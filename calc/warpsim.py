@@ -52,9 +52,20 @@ that record of warp instructions (``Instr``, in ``calc.warpcount``), never hooks
 in the executor.
 
 The price of a per-thread function is a Python call per counted access: about
-0.3 µs each in CPython and twice that in Pyodide (``benchmarks/warpsim_bench.py``),
-so a 4,096-thread vector kernel takes tens of milliseconds in the browser and a
-64×64×64 tiled matmul (half a million shared loads) about a second.
+0.3 µs each in CPython and twice that in Pyodide, so a 64×64×64 tiled matmul
+(half a million shared loads) took about a second in the browser. So ``launch``
+first tries *the same function a warp at a time* (``calc.warpvec``): run once
+per warp, with ``threadIdx.x`` holding the 32 lanes' numbers, each access logs
+one warp instruction with every lane's index, and arithmetic runs lane by lane
+in C. It is a speculation with an exact fallback: kernels whose code could
+tell the difference never take it, and the moment the lanes would part (a
+branch on the lane, a lane value where Python needs one number) or anything
+goes wrong (every error and race above), the arrays are put back and the
+launch runs per thread, as described here, so reports and errors are the
+per-thread executor's. ``report.executor`` says which ran; uniform kernels
+(copies, the transpose, the tiled matmul, the scores) run a warp at a time,
+four to five times faster (``benchmarks/warpsim_bench.py``), and divergent ones
+(Harris's reductions) per thread.
 
 Running threads one after another gives the same values as lock step whenever
 the kernel is free of races, and the simulator checks that it is, from the

@@ -442,6 +442,8 @@ class _V2:
                 out.memo = None
                 return out
         if c is int or c is Lanes:
+            if c is Lanes:
+                _ints(index.v)  # a row is picked by an int, as in the per-thread executor
             return _VRow(self, index)
         ks = _flat2(self, st, index)
         if index[0].__class__ is int and index[1].__class__ is int:
@@ -462,10 +464,20 @@ class _VRow:
         self.a, self.i = a, i
 
     def __getitem__(self, j):
+        _row_column(j)
         return self.a[self.i, j]
 
     def __setitem__(self, j, value):
+        _row_column(j)
         self.a[self.i, j] = value
+
+
+def _row_column(j) -> None:
+    """``tile[i][j]`` takes ints only (not bools), as the per-thread executor's row does."""
+    if j.__class__ is Lanes:
+        _ints(j.v)
+    elif j.__class__ is not int:
+        raise _fail()
 
 
 class _VN:

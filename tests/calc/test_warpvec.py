@@ -188,6 +188,10 @@ def k_row_overrun(M, out):
     out[threadIdx.x] = M[threadIdx.x % 2][threadIdx.x]        # j past the row's 24 columns: per-dimension check
 
 
+def k_row_bool(M, out):
+    out[threadIdx.x] = M[threadIdx.x % 2][threadIdx.x < 16]   # a bool column: an error per thread
+
+
 def k_is(A, B):
     i = threadIdx.x
     B[i] = A[i] if A is not None else 0.0
@@ -230,6 +234,7 @@ def k_zero_div(A, B):
     (k_everything, lambda: (_floats("A", 200), Array("M", [float(k % 11) for k in range(96)], shape=(4, 24)),
                             Array("out", 144), 144), 2, (24, 3), "warp"),
     (k_row_overrun, lambda: (Array("M", [0.0] * 48, shape=(2, 24)), Array("out", 32)), 1, 32, "error"),
+    (k_row_bool, lambda: (Array("M", [0.0] * 48, shape=(2, 24)), Array("out", 32)), 1, 32, "error"),
     (k_is, lambda: (_floats("A", 32), Array("B", 32)), 1, 32, "thread"),
     (k_handler, lambda: (_floats("A", 32), Array("B", 32)), 1, 32, "thread"),
     (k_float_index, lambda: (_floats("A", 32), Array("B", 32)), 1, 32, "error"),
