@@ -544,6 +544,9 @@ def eligible(kernel, args) -> bool:
     for a in args:
         if not (isinstance(a, ws.Array) or _constant(a)):
             return False
+    defaults = tuple(kernel.__defaults__ or ()) + tuple((kernel.__kwdefaults__ or {}).values())
+    if not all(map(_constant, defaults)):  # a list default is one object every call shares
+        return False
     g = kernel.__globals__
     b = g.get("__builtins__", builtins)
     b = b if isinstance(b, dict) else vars(b)

@@ -268,6 +268,13 @@ def test_arguments_a_kernel_could_change_per_lane_keep_it_per_thread():
     assert r.executor == "thread" and len(got) == 32
 
 
+def test_a_mutable_default_keeps_it_per_thread():
+    def k(A, seen=[]):
+        seen.append(A[threadIdx.x])
+    r = launch(k, 1, 32, (_floats("A", 32),))
+    assert r.executor == "thread" and len(k.__defaults__[0]) == 32
+
+
 def test_kernels_from_text_with_an_error_name_the_same_line():
     text = "def k(A, B, n):\n    i = blockIdx.x * blockDim.x + threadIdx.x\n    B[i] = A[i + 1]\n"
     kern = compile_kernel(text)
