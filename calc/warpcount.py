@@ -256,6 +256,7 @@ def sum_counts(instrs, _memo: Optional[dict] = None) -> Counts:
     (``calc.warpvec``); a per-thread record's tuples are all distinct, and it is left out."""
     wi = act = div = gl = gs = ga = sec = lsec = ssec = lines = breq = sl = ss = wav = ideal = fl = 0
     memo = _memo
+    last_flops, last_sum = None, 0
     for ins in instrs:
         n = len(ins.lanes)
         wi += 1
@@ -264,13 +265,17 @@ def sum_counts(instrs, _memo: Optional[dict] = None) -> Counts:
             div += 1
         kind = ins.kind
         if kind == FLOP:
+            if ins.index is last_flops:
+                fl += last_sum
+                continue
             if memo is None:
                 fl += sum(ins.index)
                 continue
             c = memo.get(id(ins.index))
-            if c is None or c[0] is not ins.index:
+            if c is None or c[0] is not ins.index or len(c) != 2:
                 c = memo[id(ins.index)] = (ins.index, sum(ins.index))
             fl += c[1]
+            last_flops, last_sum = c
             continue
         arr = ins.array
         c = memo.get(id(ins.index)) if memo is not None else None
@@ -423,11 +428,13 @@ class Report:
     def _aggregate(self) -> dict:
         if self._agg is None:
             by: dict = {}
-            for ins in self.record:
-                key = (ins.block, ins.line)
-                g = by.get(key)
+            block, lines = None, {}
+            for ins in self.record:  # block by block (the record's order): keyed by line within one
+                if ins.block != block:
+                    block, lines = ins.block, {}
+                g = lines.get(ins.line)
                 if g is None:
-                    by[key] = [ins]
+                    lines[ins.line] = by[(block, ins.line)] = [ins]
                 else:
                     g.append(ins)
             # A warp-at-a-time record shares index tuples between instructions: remember their counts

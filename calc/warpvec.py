@@ -57,6 +57,7 @@ except ImportError:  # pragma: no cover
 
 _add, _mul = operator.add, operator.mul
 _new = object.__new__
+_FMA_KEY = 1 << ws._KEY_SHIFT  # a site key's access kind: 2 FLOPs per lane (warpsim's rid 1)
 
 
 class _Fallback(BaseException):
@@ -221,7 +222,12 @@ for _name, _op in (("neg", operator.neg), ("pos", operator.pos), ("abs", abs), (
 
 def fma(st, a, b, c):
     """``warpsim.fma`` for a warp: logs one instruction of 2 FLOPs per lane."""
-    ws._log_flop(st, 2)
+    f = st.frame or ws._find_frame(st)
+    st.keys.append(f.f_lasti + _FMA_KEY)
+    st.idx.append(st.ftup[1])
+    st.steps -= st.live
+    if st.steps <= 0:
+        raise _fail()
     ca, cb, cc = a.__class__ is Lanes, b.__class__ is Lanes, c.__class__ is Lanes
     try:
         if ca and cb:
