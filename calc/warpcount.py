@@ -248,9 +248,15 @@ def counts_of(instr: Instr) -> Counts:
     return sum_counts((instr,))
 
 
-def sum_counts(instrs) -> Counts:
-    """The counts of some warp instructions: every count is derived here from the record."""
+def sum_counts(instrs, _memo: Optional[dict] = None) -> Counts:
+    """The counts of some warp instructions: every count is derived here from the record.
+
+    ``_memo`` (a dict, kept by the caller while every instruction it saw is alive) remembers the
+    counts of an index tuple seen before: instructions of a warp-at-a-time launch share them
+    (``calc.warpvec``); a per-thread record's tuples are all distinct, and it is left out."""
     wi = act = div = gl = gs = ga = sec = lsec = ssec = lines = breq = sl = ss = wav = ideal = fl = 0
+    memo = _memo
+    last_flops, last_sum = None, 0
     for ins in instrs:
         n = len(ins.lanes)
         wi += 1
@@ -259,13 +265,38 @@ def sum_counts(instrs) -> Counts:
             div += 1
         kind = ins.kind
         if kind == FLOP:
-            fl += sum(ins.index)
+            if ins.index is last_flops:
+                fl += last_sum
+                continue
+            if memo is None:
+                fl += sum(ins.index)
+                continue
+            c = memo.get(id(ins.index))
+            if c is None or c[0] is not ins.index or len(c) != 2:
+                c = memo[id(ins.index)] = (ins.index, sum(ins.index))
+            fl += c[1]
+            last_flops, last_sum = c
             continue
-        if ins.array.space == "global":
-            ns, nl = _sector_and_line_counts(ins)
+        arr = ins.array
+        c = memo.get(id(ins.index)) if memo is not None else None
+        if (c is not None and c[0] is ins.index and c[1] is ins.lanes and c[2] == ins.base
+                and c[3] == ins.size and c[4] == arr.itemsize and c[5] == arr.space):
+            ns, nl, nb, w, p = c[6]
+        else:
+            if arr.space == "global":
+                ns, nl = _sector_and_line_counts(ins)
+                nb = len(set(ins.index)) * ins.size
+                w = p = 0
+            else:
+                ns = nl = nb = 0
+                w, p, _ = wavefronts_of(ins)
+            if memo is not None:
+                memo[id(ins.index)] = (ins.index, ins.lanes, ins.base, ins.size, arr.itemsize, arr.space,
+                                       (ns, nl, nb, w, p))
+        if arr.space == "global":
             sec += ns
             lines += nl
-            breq += len(set(ins.index)) * ins.size
+            breq += nb
             if kind == LD:
                 gl += 1
                 lsec += ns
@@ -277,7 +308,6 @@ def sum_counts(instrs) -> Counts:
                 lsec += ns
                 ssec += ns
         else:
-            w, p, _ = wavefronts_of(ins)
             wav += w
             ideal += p
             if kind == LD:
@@ -392,19 +422,25 @@ class Report:
         self.l2_bytes = l2_bytes
         self._agg: Optional[dict] = None
         self._traffic: Optional[Traffic] = None
+        self.executor = "thread"  # which executor of warpsim made the record ("warp" or "thread")
 
     # -- aggregation (one pass over the record, cached)
     def _aggregate(self) -> dict:
         if self._agg is None:
             by: dict = {}
-            for ins in self.record:
-                key = (ins.block, ins.line)
-                g = by.get(key)
+            block, lines = None, {}
+            for ins in self.record:  # block by block (the record's order): keyed by line within one
+                if ins.block != block:
+                    block, lines = ins.block, {}
+                g = lines.get(ins.line)
                 if g is None:
-                    by[key] = [ins]
+                    lines[ins.line] = by[(block, ins.line)] = [ins]
                 else:
                     g.append(ins)
-            self._agg = {key: sum_counts(g) for key, g in by.items()}
+            # A warp-at-a-time record shares index tuples between instructions: remember their counts
+            # (the record keeps every instruction alive, so an id in it stays its tuple's)
+            memo = {} if self.executor == "warp" else None
+            self._agg = {key: sum_counts(g, memo) for key, g in by.items()}
         return self._agg
 
     @property

@@ -52,9 +52,20 @@ that record of warp instructions (``Instr``, in ``calc.warpcount``), never hooks
 in the executor.
 
 The price of a per-thread function is a Python call per counted access: about
-0.3 µs each in CPython and twice that in Pyodide (``benchmarks/warpsim_bench.py``),
-so a 4,096-thread vector kernel takes tens of milliseconds in the browser and a
-64×64×64 tiled matmul (half a million shared loads) about a second.
+0.3 µs each in CPython and twice that in Pyodide, so a 64×64×64 tiled matmul
+(half a million shared loads) took about a second in the browser. So ``launch``
+first tries *the same function a warp at a time* (``calc.warpvec``): run once
+per warp, with ``threadIdx.x`` holding the 32 lanes' numbers, each access logs
+one warp instruction with every lane's index, and arithmetic runs lane by lane
+in C. It is a speculation with an exact fallback: kernels whose code could
+tell the difference never take it, and the moment the lanes would part (a
+branch on the lane, a lane value where Python needs one number) or anything
+goes wrong (every error and race above), the arrays are put back and the
+launch runs per thread, as described here, so reports and errors are the
+per-thread executor's. ``report.executor`` says which ran; uniform kernels
+(copies, the transpose, the tiled matmul, the scores) run a warp at a time,
+four to five times faster (``benchmarks/warpsim_bench.py``), and divergent ones
+(Harris's reductions) per thread.
 
 Running threads one after another gives the same values as lock step whenever
 the kernel is free of races, and the simulator checks that it is, from the
@@ -248,7 +259,7 @@ class _State:
     """What the running thread's accesses need: its log, its race tags, the step budget."""
 
     __slots__ = ("keys", "idx", "frame", "kcode", "steps", "rids", "block", "thread", "shared",
-                 "shared_top", "pending_barrier", "generator", "device")
+                 "shared_top", "pending_barrier", "generator", "device", "vec", "live", "ftup", "failed")
 
     def __init__(self, max_steps: int):
         self.keys: list = []  # the running thread's log: site key (bytecode offset + rid << 20) ...
@@ -263,6 +274,10 @@ class _State:
         self.pending_barrier = None
         self.generator = False
         self.device = None
+        self.vec = False      # a warp at a time (calc.warpvec): the logs are the warp's, one entry
+        self.live = 1         # per warp instruction, its lanes' indices; steps count every lane
+        self.ftup = ()
+        self.failed = False
 
     def rid(self, array, kind, size) -> int:
         """A new access kind (array, ld/st/atom, bytes), as the high bits of a site key."""
@@ -324,7 +339,7 @@ class Array:
 
     space = "global"
     __slots__ = ("name", "dtype", "shape", "itemsize", "n", "data", "base", "_strides", "_s0", "_s1",
-                 "_st", "_r", "_w", "_a", "_vecs")
+                 "_st", "_r", "_w", "_a", "_vecs", "_npoison")
 
     def __init__(self, name: str, data, dtype: str = "fp32", shape: Optional[Sequence[int]] = None):
         self._vecs: dict = {}
@@ -776,6 +791,8 @@ def shared(name: str, shape, dtype: str = "fp32") -> SharedArray:
                           f"have on the {st.device.label}", block=st.block, thread=st.thread, line=_kernel_line())
     st.shared_top = base + arr.nbytes
     arr._attach(st, base)
+    if st.vec:
+        warpvec.to_warp(arr)
     st.shared[name] = arr
     return arr
 
@@ -798,12 +815,24 @@ def syncthreads() -> _Barrier:
 def _flop(n: int) -> None:
     st = _ST
     if st is not None:
+        if st.vec:
+            return _log_flop(st, n)
         f = st.frame or _find_frame(st)
         st.keys.append(f.f_lasti + (n - 1 << _KEY_SHIFT))
         st.idx.append(n)
         st.steps -= 1
         if st.steps <= 0:
             raise _step_limit(st)
+
+
+def _log_flop(st: _State, n: int) -> None:
+    """A warp's arithmetic instruction of ``n`` FLOPs per lane (calc.warpvec)."""
+    f = st.frame or _find_frame(st)
+    st.keys.append(f.f_lasti + (n - 1 << _KEY_SHIFT))
+    st.idx.append(st.ftup[n - 1])
+    st.steps -= st.live
+    if st.steps <= 0:
+        raise warpvec._fail()
 
 
 def add(a, b):
@@ -834,6 +863,8 @@ def fma(a, b, c):
     """a · b + c, two FLOPs (one fused instruction)."""
     st = _ST
     if st is not None:
+        if st.vec:
+            return warpvec.fma(st, a, b, c)
         f = st.frame or _find_frame(st)
         st.keys.append(f.f_lasti + _FMA_KEY)
         st.idx.append(2)
@@ -845,12 +876,18 @@ def fma(a, b, c):
 
 def fmax(a, b):
     """max(a, b), one FLOP (CUDA's fmaxf)."""
+    st = _ST
+    if st is not None and st.vec:
+        return warpvec.fmax(st, a, b)
     _flop(1)
     return a if a >= b else b
 
 
 def exp(x):
     """e^x, one FLOP (the book counts a softmax's exponential as one operation)."""
+    st = _ST
+    if st is not None and st.vec:
+        return warpvec.exp(st, x)
     _flop(1)
     return math.exp(x)
 
@@ -1102,7 +1139,7 @@ def _wrap(exc: BaseException, st: _State) -> KernelError:
 
 
 def launch(kernel: Callable, grid, block, args: Sequence = (), *, device=DEFAULT_DEVICE,
-           max_steps: int = DEFAULT_MAX_STEPS, l2_bytes: Optional[int] = None) -> Report:
+           max_steps: int = DEFAULT_MAX_STEPS, l2_bytes: Optional[int] = None, vector: bool = True) -> Report:
     """Run ``kernel(*args)`` for every thread of ``<<<grid, block>>>`` and report what it moved.
 
     ``grid`` and ``block`` are ints, 1-3 tuples or ``Dim3``; ``args`` are passed to
@@ -1110,6 +1147,10 @@ def launch(kernel: Callable, grid, block, args: Sequence = (), *, device=DEFAULT
     ``device`` (a ``calc.specs`` name or Device) sets the launch limits and the L2
     capacity; ``l2_bytes`` overrides that capacity (0: no cache, every sector goes to
     HBM). Raises a ``KernelError`` subclass on the first error.
+
+    ``vector``: first try running a warp's lanes as one (``calc.warpvec``: the same report,
+    several times faster, or it hands the launch back); False runs every thread alone.
+    ``report.executor`` says which ran ("warp" or "thread").
     """
     global _ST
     if _ST is not None:
@@ -1133,6 +1174,11 @@ def launch(kernel: Callable, grid, block, args: Sequence = (), *, device=DEFAULT
     if l2_bytes is None and not dev.has("l2_bytes"):
         raise LaunchError(f"calc.specs has no L2 size for the {dev.label}; pass l2_bytes= to model one")
     l2 = int(dev.value("l2_bytes")) if l2_bytes is None else int(l2_bytes)
+    if vector:
+        report = warpvec.run(kernel, g, b, args, dev, max_steps, l2, arrays)
+        if report is not None:
+            report.executor = "warp"
+            return report
     st = _State(max_steps)
     st.device = dev
     st.generator = is_gen
@@ -1184,9 +1230,9 @@ def launch(kernel: Callable, grid, block, args: Sequence = (), *, device=DEFAULT
                                 finished.append(tid)
                                 continue
                         else:
-                            g = gens[tid]
-                            st.frame = g.gi_frame
-                            y = next(g)
+                            gen = gens[tid]
+                            st.frame = gen.gi_frame
+                            y = next(gen)
                     except StopIteration:
                         finished.append(tid)
                         if st.pending_barrier is not None:
@@ -1224,7 +1270,9 @@ def launch(kernel: Callable, grid, block, args: Sequence = (), *, device=DEFAULT
         _ST = None
         for a in arrays:
             a._detach()
-    return Report(kernel, g, b, dev, record, _source_of(kernel), l2, {a.name: a for a in arrays})
+    report = Report(kernel, g, b, dev, record, _source_of(kernel), l2, {a.name: a for a in arrays})
+    report.executor = "thread"
+    return report
 
 
 _CO_GENERATOR = 0x20  # code flag of a generator function (Python's inspect.CO_GENERATOR)
@@ -1311,3 +1359,5 @@ def compile_kernel(source: str, name: Optional[str] = None, filename: str = "<ke
 # This module's file name as its bytecode records it (not ``__file__``: the browser runtime loads
 # precompiled bytecode from a zip, where the two differ); frames from it are the simulator's own.
 _THIS_FILE = _kernel_line.__code__.co_filename
+
+from . import warpvec  # noqa: E402  (the warp-at-a-time fast path; it builds on this module's names)

@@ -27,16 +27,17 @@ window.ready = true;
 </script></html>"""
 
 
-def make_pyodide_site(where: Path) -> Path:
-    """Write the page (index.html), Pyodide's files and calc/*.py into ``where``; returns it."""
+def make_pyodide_site(where: Path, calc_dir: Path = ROOT / "calc") -> Path:
+    """Write the page (index.html), Pyodide's files and calc/*.py (from ``calc_dir``) into ``where``;
+    returns it."""
     pyo = ROOT / "node_modules" / "pyodide"
     (where / "pyodide").mkdir(parents=True, exist_ok=True)
     for name in PYODIDE_FILES:
         shutil.copy(pyo / name, where / "pyodide" / name)
     (where / "calc").mkdir(exist_ok=True)
-    files = sorted(p.name for p in (ROOT / "calc").glob("*.py"))
+    files = sorted(p.name for p in calc_dir.glob("*.py"))
     for name in files:
-        shutil.copy(ROOT / "calc" / name, where / "calc" / name)
+        shutil.copy(calc_dir / name, where / "calc" / name)
     (where / "calc-files.json").write_text(json.dumps(files))
     (where / "index.html").write_text(PAGE)
     return where

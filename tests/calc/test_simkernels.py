@@ -87,3 +87,11 @@ def test_flash_attention_moves_calc_attentions_bytes():
     ref = attention.reference(rows("Q"), rows("K"), rows("V"))
     O = no_l2.arrays["O"].data
     assert max(abs(O[i * d + c] - ref[i][c]) for i in range(N) for c in range(d)) < 1e-9
+
+
+def test_small_ints_are_randints_values():
+    import random
+    for lo, hi, seed in [(-3, 3, 0), (0, 9, 1), (-99, 99, 2), (5, 5, 3), (0, 1, 4), (0, 255, 5)]:
+        a, b = random.Random(seed), random.Random(seed)
+        assert sk.small_ints(a, lo, hi, 500) == [float(b.randint(lo, hi)) for _ in range(500)]
+        assert a.random() == b.random()          # and the generator is left in the same state
