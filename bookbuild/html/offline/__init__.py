@@ -40,7 +40,7 @@ def runtime_files(site: Path) -> dict:
     packed = (re.search(r'PACKED\s*=\s*"([^"]*)"', text) or [None, ""])[1]
     names = ["book-runtime.mjs", "pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm"]
     files = [f"pyodide/{n}" for n in names]
-    files += [f"pyodide/{a}{packed}?v={key}" for a in ("python_stdlib.zip", "book-py.zip")]
+    files += [f"pyodide/{a}{packed}?v={key}" for a in ("python_stdlib.zip", "book-py.zip", "exercises-py.zip")]
     size = sum((site / f.split("?")[0]).stat().st_size for f in files if (site / f.split("?")[0]).exists())
     return {"key": key, "files": [f for f in files if (site / f.split("?")[0]).exists()], "bytes": size}
 
