@@ -1,8 +1,8 @@
 """The book offline (bookbuild/html/offline, assets/js/offline.js) in Chromium, on a copy of the
 built book served by a static server on 127.0.0.1: the first visit fetches nothing for it, the
 second registers the worker and fetches no Python runtime; "Keep
-this book offline" says its size, shows progress and keeps every page, search, the widgets and the
-feedback queue working with the network off; a deploy of a changed build is offered as "a newer
+this book offline" says its size, shows progress and keeps every page, search, the widgets, an
+exercise's Check and its progress, and the feedback queue working with the network off; a deploy of a changed build is offered as "a newer
 edition" and, after Reload, served whole (no page with the old build's files); opened as a file, the
 book says that offline reading needs it served."""
 from __future__ import annotations
@@ -134,6 +134,29 @@ def test_kept_book_reads_offline_with_search_widgets_and_feedback_then_updates(c
     page.locator(".search-dialog input").fill("roofline")
     expect(page.locator(".search-results a").first).to_be_visible()
     page.keyboard.press("Escape")
+
+    # an exercise, offline: the GPU chapter's first one checks the reader's kernel in Python (the
+    # exercises' own worker, with exercises-py.zip from the kept runtime) and keeps it across a reload
+    page.goto(base + "chapters/gpu.html")
+    ex = page.locator("section.exercise").first
+    ex_id = ex.get_attribute("id")
+    ex.scroll_into_view_if_needed()
+    expect(ex.locator(".cm-content")).to_be_visible(timeout=60_000)
+    solution = page.evaluate(f"document.querySelector('#{ex_id}-solution pre code').textContent")
+    ex.locator(".cm-content").click()
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Delete")
+    page.keyboard.insert_text(solution)
+    ex.locator(".exercise-check").click()
+    expect(ex.locator(".exercise-message")).to_contain_text("Passed", timeout=90_000)
+    page.reload()
+    ex = page.locator(f"#{ex_id}")
+    ex.scroll_into_view_if_needed()
+    expect(ex.locator(".cm-content")).to_be_visible(timeout=60_000)
+    expect(ex).to_have_class(re.compile(r"\bsolved\b"))
+    assert page.evaluate(f"[...document.querySelectorAll('#{ex_id} .cm-line')].map((l) => l.textContent).join('\\n')"
+                         ).strip() == solution.strip()
+    expect(page.locator(".offline-notice")).to_contain_text("You are reading offline")
 
     # a suggestion made offline waits in the visible queue, and is sent when the network is back
     page.goto(base + "chapters/roofline.html")
