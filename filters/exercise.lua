@@ -92,12 +92,17 @@ local function starter_block(code, id)
 end
 
 --- The loader: when an exercise comes near the screen, the editor's script and the page's
---- exercise code are fetched (assets/js/exercises.js), once; nothing before.
+--- exercise code are fetched (assets/js/exercises.js), once; nothing before. On a page with
+--- widgets, not before their runtime has started ("widgets:runtime-settled", widgets-host.js):
+--- the editor's 370 kB of script and the exercises' own Python otherwise take the CPU the
+--- widgets' start needs (the roofline widget, landed on, went live 1.3x later on two cores).
 local function loader()
   local src = root .. "assets/js/exercises.js"
   return raw('<link rel="stylesheet" href="' .. root .. 'assets/css/exercises.css">\n'
-    .. '<script>(function(){var d=document,go=function(){if(d.querySelector("script[data-exercises]"))return;'
+    .. '<script>(function(){var d=document,load=function(){if(d.querySelector("script[data-exercises]"))return;'
     .. 'var s=d.createElement("script");s.type="module";s.src="' .. src .. '";s.dataset.exercises="";d.head.appendChild(s)};'
+    .. 'var go=function(){var W=window.BookWidgets;if(!d.querySelector(".widget[data-widget]")||W&&(W.runtimeSettled||W.phase==="failed")){load();return}'
+    .. 'd.addEventListener("widgets:runtime-settled",load,{once:true});setTimeout(load,15000)};'
     .. 'var start=function(){var x=d.querySelectorAll("section.exercise");if(!("IntersectionObserver" in window)){go();return}'
     .. 'var o=new IntersectionObserver(function(es){if(es.some(function(e){return e.isIntersecting})){o.disconnect();go()}},{rootMargin:"600px 0px"});'
     .. 'x.forEach(function(e){o.observe(e)})};'

@@ -10,8 +10,12 @@
   ``deflate`` package, gzip level 9;
 * ``python_stdlib.zip.gz``: only the standard-library modules the widgets touch,
   precompiled to ``.pyc`` by Pyodide's own interpreter (run under Node), packed the same way;
-* ``book-py.zip.gz``: ``calc`` and ``widgets`` as ``.pyc`` (line numbers kept, column tables dropped);
-  both are zips of stored entries, gzipped whole (the worker un-gzips them);
+* ``book-py.zip.gz``: ``calc`` and ``widgets`` as ``.pyc`` (line numbers kept, column tables dropped),
+  less ``EXERCISE_MODULES``;
+* ``exercises-py.zip.gz``: ``EXERCISE_MODULES`` (the exercises' checks and the kernel simulator,
+  a third of the Python), fetched only by the exercises' worker, so that a page landing on a widget
+  does not download, unpack and index them;
+  all three are zips of stored entries, gzipped whole (the worker un-gzips them);
 * ``book-runtime.mjs``: the content key (cache busting), ``PACKED`` (".gz" or "")
   and an empty package lockfile, so the worker never fetches Pyodide's 120 kB package index.
 
@@ -39,7 +43,10 @@ from typing import Callable
 
 WASM = "pyodide.asm.wasm"
 RUNTIME_FILES = ("pyodide.mjs", "pyodide.asm.mjs", WASM)
-ARCHIVES = ("python_stdlib.zip", "book-py.zip")
+ARCHIVES = ("python_stdlib.zip", "book-py.zip", "exercises-py.zip")
+# Only the exercises import these (calc.exercises and the simulator under it); the prep step stops
+# the build if drawing any widget imports one of them.
+EXERCISE_MODULES = ("calc/exercises.py", "calc/warpsim.py", "calc/warpcount.py", "calc/simkernels.py")
 ARCHIVE_EXTS = (".gz", "")      # gzipped whole by the Node step; plain zips from the fallback
 PACKAGES = ("calc", "widgets")
 HERE = Path(__file__).resolve().parent
@@ -147,7 +154,7 @@ class NodeFailed(Exception):
 
 def _prepare(src: Path, project_root: Path, out: Path, node: str) -> None:
     try:
-        subprocess.run([node, str(PREP), str(src), str(project_root), str(out)],
+        subprocess.run([node, str(PREP), str(src), str(project_root), str(out), ",".join(EXERCISE_MODULES)],
                        check=True, capture_output=True, text=True, timeout=300)
     except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
         detail = getattr(exc, "stderr", "") or str(exc)
@@ -178,10 +185,12 @@ def _fallback(src: Path, project_root: Path, out: Path) -> None:
         for name in zin.namelist():
             if any(name == m + ".py" or name.startswith(m + "/") for m in FALLBACK_MODULES):
                 zout.writestr(name, zin.read(name))
-    with zipfile.ZipFile(out / "book-py.zip", "w", zipfile.ZIP_DEFLATED) as zout:
+    with zipfile.ZipFile(out / "book-py.zip", "w", zipfile.ZIP_DEFLATED) as book, \
+            zipfile.ZipFile(out / "exercises-py.zip", "w", zipfile.ZIP_DEFLATED) as exercises:
         for pkg in PACKAGES:
             for f in sorted((project_root / pkg).glob("*.py")):
-                zout.write(f, f"{pkg}/{f.name}")
+                name = f"{pkg}/{f.name}"
+                (exercises if name in EXERCISE_MODULES else book).write(f, name)
 
 
 def _copy_if_changed(a: Path, b: Path) -> None:

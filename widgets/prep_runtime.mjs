@@ -2,15 +2,19 @@
 // browser will run, imports and exercises the widgets, records which standard
 // library modules that touched, and writes
 //   <out>/python_stdlib.zip.gz  those modules only, compiled to .pyc by Pyodide's own Python
-//   <out>/book-py.zip.gz        calc + widgets as .pyc
+//   <out>/book-py.zip.gz        calc + widgets as .pyc, less the exercises' modules
+//   <out>/exercises-py.zip.gz   the exercises' modules (calc.exercises, the simulator), as .pyc
 // (zip archives with stored entries, each gzipped as a whole).
 // The standard library gets widgets/runtime_site.py as its sitecustomize (asyncio on first use).
 // Every .pyc keeps line numbers but drops column positions (a third of its size).
-// Usage: node prep_runtime.mjs <pyodide dir> <project root> <out dir>
+// Usage: node prep_runtime.mjs <pyodide dir> <project root> <out dir> <exercise modules, comma-separated:
+//        calc/exercises.py,...; widgets/bundle.py's EXERCISE_MODULES>
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
-const [pyodideDir, projectRoot, outDir] = process.argv.slice(2).map((p) => path.resolve(p));
+const [pyodideDir, projectRoot, outDir] = process.argv.slice(2, 5).map((p) => path.resolve(p));
+const exerciseFiles = (process.argv[5] || "").split(",").filter(Boolean);
+const exerciseModules = exerciseFiles.map((f) => f.replace(/\.py$/, "").replaceAll("/", "."));
 const { loadPyodide } = await import(pathToFileURL(path.join(pyodideDir, "pyodide.mjs")).href);
 const lock = JSON.parse(await (await import("node:fs/promises")).readFile(path.join(pyodideDir, "pyodide-lock.json"), "utf8"));
 const py = await loadPyodide({ indexURL: pyodideDir + "/", lockFileContents: { info: lock.info, packages: {} } });
@@ -30,6 +34,9 @@ import widgets, traceback
 for name in widgets.NAMES:
     for case in widgets.states(name):
         json.loads(widgets.render_json(name, json.dumps(case)))
+# The exercises' modules ship apart (exercises-py.zip), which only the exercises' worker fetches.
+_drawn_with = [m for m in ${JSON.stringify(exerciseModules)} if m in sys.modules]
+assert not _drawn_with, f"drawing the widgets imported {_drawn_with}: take them out of EXERCISE_MODULES in widgets/bundle.py"
 try:
     raise ValueError("x")
 except ValueError:
@@ -231,12 +238,33 @@ def write_stdlib(files):
 
 write_stdlib(keep)
 
-with zipfile.ZipFile("/out/book-py.zip", "w") as zout:
+EXERCISE_FILES = set(${JSON.stringify(exerciseFiles)})
+with zipfile.ZipFile("/out/book-py.zip", "w") as book, zipfile.ZipFile("/out/exercises-py.zip", "w") as exercises:
     for pkg in ("calc", "widgets"):
         for fn in sorted(os.listdir("/project/" + pkg)):
             if fn.endswith(".py") and fn not in ("bundle.py", "__main__.py", "runtime_site.py"):
                 src = open(f"/project/{pkg}/{fn}", "rb").read()     # .pyc only: nothing reads the source
-                write(zout, f"{pkg}/{fn}c", pyc(src, f"/lib/book-py.zip/{pkg}/{fn}", "book"))
+                archive = "exercises-py.zip" if f"{pkg}/{fn}" in EXERCISE_FILES else "book-py.zip"
+                write(exercises if archive == "exercises-py.zip" else book, f"{pkg}/{fn}c",
+                      pyc(src, f"/lib/{archive}/{pkg}/{fn}", "book"))
+assert not EXERCISE_FILES - {n[:-1] for n in exercises.namelist()}, "an exercise module is missing"
+
+# The archives as the workers use them (widgets-worker.js): the widgets from book-py.zip alone,
+# then the exercises with exercises-py.zip added to calc's path.
+for _m in [m for m in sys.modules if m.split(".")[0] in ("calc", "widgets")]:
+    del sys.modules[_m]
+sys.path[:] = ["/out/book-py.zip"] + [p for p in sys.path if p != "/project"]
+import widgets as _w
+assert "<svg" in _w.render_json("roofline", "{}")
+import calc as _calc
+try:
+    import calc.exercises
+    raise SystemExit("prep_runtime: calc.exercises imported from book-py.zip alone")
+except ImportError:
+    pass
+_calc.__path__.append("/out/exercises-py.zip/calc")
+import calc.exercises
+calc.exercises._selftest()
 
 _ns = {}
 exec(lines_only(compile("def f(x):\\n    y = 1\\n    return 1 / x\\n", "t.py", "exec")), _ns)
@@ -319,7 +347,7 @@ FS.unmount("/out");
 // file by file, no inflating at every import, and the same size on any static host.
 const { gzipSync, constants } = await import("node:zlib");
 const fsp = await import("node:fs/promises");
-for (const name of ["python_stdlib.zip", "book-py.zip"]) {
+for (const name of ["python_stdlib.zip", "book-py.zip", "exercises-py.zip"]) {
   const file = path.join(outDir, name);
   await fsp.writeFile(file + ".gz", gzipSync(await fsp.readFile(file), { level: constants.Z_BEST_COMPRESSION }));
   await fsp.unlink(file);

@@ -53,7 +53,7 @@ function startWorker() {
     w.onerror = (e) => { e.preventDefault(); reject(new Error(e.message || "the Python worker failed to start")); };
   });
   ready.catch(() => {});
-  w.postMessage({ type: "init", root: ROOT.href, base: new URL("pyodide/", ROOT).href, snapshot: false });
+  w.postMessage({ type: "init", root: ROOT.href, base: new URL("pyodide/", ROOT).href, snapshot: false, exercises: true });
 }
 
 function restartWorker(reason) {
@@ -435,6 +435,27 @@ function enhance(section) {
   }
 }
 document.querySelectorAll("section.exercise").forEach(enhance);
-// Python starts as soon as the first exercise is near: the reader's first Check finds it ready.
-if (document.querySelector("section.exercise")) startWorker();
+// Python starts once the first exercise is near and the page is quiet, so the reader's first
+// Check finds it ready. On a page with widgets, quiet means after the widgets' runtime has started
+// and stored its snapshot ("widgets:runtime-settled", widgets-host.js): a second interpreter booting
+// beside the widgets' took the CPU their start needed (the roofline widget's cold landing 1.3x
+// slower on two cores), and started later it restores that snapshot instead of booting afresh.
+// A Run or Check before then starts it at once (ask).
+function startWhenQuiet() {
+  let begun = false;
+  const begin = () => {
+    if (begun) return;
+    begun = true;
+    const go = () => { if (!worker) startWorker(); };
+    if (window.requestIdleCallback) requestIdleCallback(go, { timeout: 2000 }); else setTimeout(go, 200);
+  };
+  const W = window.BookWidgets;
+  if (!document.querySelector(".widget[data-widget]") || (W && (W.runtimeSettled || W.phase === "failed"))) {
+    begin();
+    return;
+  }
+  document.addEventListener("widgets:runtime-settled", begin, { once: true });
+  setTimeout(begin, 15000);              // the widgets' script never came (blocked, or failed to load)
+}
+if (document.querySelector("section.exercise")) startWhenQuiet();
 window.BookExercises = { progress, restartWorker: () => restartWorker("restart") };

@@ -1,12 +1,16 @@
-/* The book offline (bookbuild/html/offline): registers the service worker (sw.js at the site root)
- * after the page has loaded, offers "Keep this book offline" (in the top bar's panel and on the
- * Editions page: the size first, then progress, and a way to remove it; from the reader's second
- * page on, or when they open the panel, so a first visit fetches nothing more), says when the page is
- * read offline, and when a newer edition is deployed offers to reload into it.  Opened as a file
- * (file://) nothing is registered: the panel says that offline reading needs the book served.
+/* The book offline (bookbuild/html/offline): registers the service worker (sw.js at the site root),
+ * offers "Keep this book offline" (in the top bar's panel and on the Editions page: the size first,
+ * then progress, and a way to remove it), says when the page is read offline, and when a newer
+ * edition is deployed offers to reload into it.  Opened as a file (file://) nothing is registered:
+ * the panel says that offline reading needs the book served.
+ * Loaded only where it has work (the loader in _includes/head.html; the Editions page loads it
+ * itself): after the load of a page a worker of the book controls, of the reader's second page, or
+ * when the reader opens the Offline panel (window.bookOfflineOpen: the click that loaded it, so the
+ * panel opens now) or the browser goes offline.  So a first visit fetches nothing for it.
  * Test hook: window.bookOffline = {state, registration}. */
 (function () {
   'use strict';
+  if (window.bookOffline) return;
   const script = document.currentScript;
   const root = new URL('../../', script ? script.src : location.href);   // assets/js/offline.js
   const served = location.protocol === 'http:' || location.protocol === 'https:';
@@ -32,7 +36,6 @@
 .offline-notice button{font:inherit;background:var(--bg);color:var(--fg);border:0;border-radius:4px;padding:.3rem .75rem;min-height:44px;cursor:pointer}
 @media print{.offline-open,.offline-panel,.offline-notice{display:none}}`;
 
-  const SEEN = 'bookOffline.seen';
   const mb = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
   const boxes = [];
 
@@ -187,10 +190,12 @@
         panel.hidden = !on;
         open.setAttribute('aria-expanded', String(on));
       };
-      open.addEventListener('click', () => {
+      const toggle = () => {
         show(panel.hidden);
         if (!panel.hidden) panel.querySelector('button:not([hidden])')?.focus();
-      });
+      };
+      open.addEventListener('click', toggle);
+      if (window.bookOfflineOpen) toggle();          // the click that loaded this script
       panel.addEventListener('keydown', (e) => { if (e.key === 'Escape') { show(false); open.focus(); } });
     }
     for (const slot of document.querySelectorAll('[data-offline-panel]')) slot.appendChild(makeBox());
@@ -211,8 +216,8 @@
     render();
     if (!supported) return;
     navigator.serviceWorker.addEventListener('message', onMessage);
-    // A first visit fetches nothing for offline reading: the worker is registered after the load of
-    // the second page the reader opens (or at once when they open the Offline panel).
+    // Loaded where there is work (see the top): the worker is registered now (again, where it is:
+    // that only checks for an update).
     let started = false;
     const start = () => {
       if (started) return;
@@ -225,19 +230,8 @@
       register();
     };
     api.start = start;
-    const open = document.querySelector('.offline-open');
-    if (open) open.addEventListener('click', start);
-    for (const slot of document.querySelectorAll('[data-offline-panel]')) if (slot.firstChild) start();
-    const afterLoad = () => {
-      let seen = true;
-      try {
-        seen = localStorage.getItem(SEEN) === '1';
-        localStorage.setItem(SEEN, '1');
-      } catch (e) { /* no storage: register, as a reader who came back would */ }
-      if (seen || navigator.serviceWorker.controller) start();
-    };
-    if (document.readyState === 'complete') afterLoad();
-    else window.addEventListener('load', afterLoad);
+    if (document.readyState === 'complete') start();
+    else window.addEventListener('load', start);
   }
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', setUp);

@@ -93,10 +93,13 @@
       phase = "ready"; clearTimeout(timer); stats.readyMs = data.ms; stats.marks = data.marks; stats.readyAt = performance.now();
       stats.reused = !!data.reused;      // Python was already running (the shared worker of an earlier page)
       for (const w of mounted.values()) wake(w);
+      if (data.reused || data.snapshot) runtimeSettled();
     } else if (data.type === "snapshot") {
       stats.marks = data.marks;
+      runtimeSettled();
     } else if (data.type === "failed") {
       fail(`Static figure: the interactive version failed to start (${data.message}).`);
+      runtimeSettled();
     } else if (data.type === "predicted") {
       const w = byUid.get(data.uid);
       if (!w) return;
@@ -339,6 +342,16 @@
       if (!worker) return;
       warmUp(); predictFirstMoves();
     }, 5000, 500);
+  }
+
+  // The runtime has done its page-load work: Python is up and the snapshot for the next page is
+  // stored (or it failed). Said once (stats.runtimeSettledAt, a "widgets:runtime-settled" event on
+  // document) for work that would compete with it for the CPU: the exercises' own interpreter
+  // (exercises.js) starts after it, and then restores that snapshot instead of starting afresh.
+  function runtimeSettled() {
+    if (stats.runtimeSettledAt != null) return;
+    stats.runtimeSettledAt = performance.now();
+    document.dispatchEvent(new CustomEvent("widgets:runtime-settled"));
   }
 
   // Every widget live, drawn, its warm-up done and nothing in flight: the page has nothing more to
@@ -761,10 +774,12 @@
     const w = mounted.get(el);
     return !!w && likelyNext(w).every((p) => w.ahead.has(canon({ ...p, _width: layoutWidth(w) })));
   };
-  window.BookWidgets = { mount, unmount, start, stats, workerName, busy, aheadReady, get phase() { return phase; } };
+  window.BookWidgets = { mount, unmount, start, stats, workerName, busy, aheadReady, get phase() { return phase; },
+                         get runtimeSettled() { return stats.runtimeSettledAt != null; } };
   // This script comes only with pages that have widgets, first in their head: start the
   // runtime now (or take over the one the page started), unless the reader saves data.
   if (!frugal || window.BookWidgetsEarly) boot();
+  else runtimeSettled();                   // nothing starts before the reader comes near a widget
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", mountAll, { once: true });
   else mountAll();
 })();

@@ -16,11 +16,13 @@
 //   page -> worker  {type: "predict", uid, name, predict, append}  only compute the likely next params
 //                                                       (append: add to those still queued, else replace them)
 //   worker -> page  {type: "predicted", uid, params, json}  one of them, for the page to keep
-//   worker -> page  {type: "snapshot", marks}           the snapshot for the next page is stored
-//                                                       (marks: the boot's, with its timings)
+//   worker -> page  {type: "snapshot", marks, failed}   the snapshot for the next page is stored, or
+//                                                       could not be (marks: the boot's, with its timings);
+//                                                       "ready" says snapshot: true when none will follow
 // Exercises (assets/js/exercises.js) start this file as a dedicated Worker of their own, which they
 // terminate to stop a runaway kernel; init then carries snapshot: false (no snapshot taken at start,
-// so the first Check does not wait for one):
+// so the first Check does not wait for one) and exercises: true (the exercises' Python,
+// exercises-py.zip, is fetched beside the rest; without it, at the first exercise message):
 //   page -> worker  {type: "exercise", id, request}      request: JSON for calc.exercises.handle
 //   worker -> page  {type: "exercise-result", id, json, ms}
 // Module worker: pyodide.mjs is an ES module.
@@ -164,7 +166,8 @@ WebAssembly.instantiateStreaming = async (source, imports) => {
   return { module, instance };
 };
 
-async function boot({ root, base }) {
+async function boot(where) {
+  const { root, base } = where;
   const t0 = bootStart = performance.now();
   marks.epoch = performance.timeOrigin + t0;   // when boot began, on the page's clock too
   const py = new URL("pyodide/", root);
@@ -187,6 +190,7 @@ async function boot({ root, base }) {
     return r.arrayBuffer();
   });
   bookZip.catch(() => {});                 // reported below, where it is awaited
+  if (where.exercises) exercisesArchive(py, KEY, PACKED);
   const { loadPyodide } = await pyodideModule;
   const asm = asmModule.then((m) => m.default);   // loadPyodide awaits it: no need to wait here
   marks.module = performance.now() - t0;
@@ -249,6 +253,8 @@ async function saveSnapshot() {
     snapshotWatchers.clear();
   } catch (err) {
     console.warn("[widgets] no snapshot saved:", err && err.message);
+    for (const port of snapshotWatchers) port.postMessage({ type: "snapshot", marks, failed: true });
+    snapshotWatchers.clear();
   }
 }
 
@@ -276,11 +282,38 @@ function compute(name, params) {
   return [json, false];
 }
 
+// The exercises' modules (calc.exercises and the simulator) ship in their own archive, which only
+// this worker's exercise role fetches (widgets/bundle.py EXERCISE_MODULES); they join the calc
+// package from it.
+let exercisesZip = null, exercisesLoaded = null;
+function exercisesArchive(py, key, packedExt) {
+  if (exercisesZip) return exercisesZip;
+  const url = new URL(`exercises-py.zip${packedExt}?v=${key}`, py).href;
+  exercisesZip = (packedExt ? fetchUnpacked(url) : plainFetch(url)).then((r) => {
+    if (!r.ok) throw new Error(`exercises-py.zip: HTTP ${r.status}`);
+    return r.arrayBuffer();
+  });
+  exercisesZip.catch(() => {});            // reported where awaited
+  return exercisesZip;
+}
+async function loadExercises() {
+  if (!exercisesZip) {
+    const { KEY, PACKED = "" } = await import(new URL("pyodide/book-runtime.mjs", runtimeRoot).href);
+    exercisesArchive(new URL("pyodide/", runtimeRoot), KEY, PACKED);
+  }
+  pyodide.FS.writeFile("/lib/exercises-py.zip", new Uint8Array(await exercisesZip));
+  pyodide.pyimport("calc").__path__.append("/lib/exercises-py.zip/calc");
+}
+
 let handleExercise = null;
-function exercise(port, msg) {
+async function exercise(port, msg) {
   const t0 = performance.now();
   let json;
   try {
+    if (!handleExercise) {
+      exercisesLoaded ??= loadExercises();
+      await exercisesLoaded;
+    }
     handleExercise ??= pyodide.pyimport("calc.exercises").handle;
     json = handleExercise(msg.request);
   } catch (err) {
@@ -320,8 +353,10 @@ function predictNext() {                    // one per task, so a real request n
 let booting = null, bootMs = 0, ports = 0;
 const queue = [];                          // [port, msg]: renders asked for before Python was ready
 const snapshotWatchers = new Set();        // ports told when the snapshot is stored
+let runtimeRoot = null;
 function start(where) {
   if (booting) return;
+  runtimeRoot = where.root;
   booting = boot(where).then((ms) => { bootMs = ms; return ms; });
   booting.catch(() => {});                 // told to each page that connects (serve), not left unhandled
 }
@@ -343,7 +378,9 @@ function serve(port) {
       start(msg);
       booting.then(
         () => {
-          port.postMessage({ type: "ready", ms: first ? bootMs : 0, reused: !first, marks });
+          // snapshot: the next page's snapshot is stored already (restored from it, or an earlier
+          // page's); otherwise a "snapshot" message follows once it is (or once it failed)
+          port.postMessage({ type: "ready", ms: first ? bootMs : 0, reused: !first, marks, snapshot: snapshotSaved });
           if (first && msg.snapshot !== false) {
             // The page's figures are already the build's drawings (they go live without Python), so
             // the snapshot for the next page is taken first: a reader who moves on within a second

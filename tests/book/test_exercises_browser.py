@@ -163,6 +163,38 @@ def test_wrong_then_right_then_reload(chromium, book, config, built_book):
     assert not errors, errors
 
 
+def test_on_a_widget_page_the_exercises_wait_for_the_widgets_runtime_then_check(chromium, book):
+    """Landing on the roofline widget with an exercise just above it: the exercises' script (the
+    editor's 370 kB) and their own Python start only once the widgets' runtime has started and
+    stored its snapshot, so they do not take the CPU the widget's start needs; the exercise then
+    works, its Python from exercises-py.zip, which only the exercises' worker fetches."""
+    ex = "#ex-roofline-horner"
+    context, page, errors, requests = open_page(chromium, book + "chapters/roofline.html#sec-roofline-widget",
+                                                "desktop-light")
+    try:
+        page.wait_for_function("document.querySelector('[data-widget=roofline]').dataset.state === 'live'")
+        page.wait_for_function("window.BookWidgets.runtimeSettled")
+        page.wait_for_selector(f"{ex} .cm-content")
+        started = page.evaluate("""() => {
+            const e = performance.getEntriesByType('resource').find((r) => /exercises\\.js$/.test(r.name));
+            return [e && e.startTime, BookWidgets.stats.runtimeSettledAt, BookWidgets.stats.liveAt.roofline]; }""")
+        assert started[0] is not None and started[0] >= started[1] >= started[2] - 1, started
+        page.wait_for_function(f"!document.querySelector('{ex} .exercise-check').disabled")
+        solution = page.evaluate(f"document.querySelector('{ex}-solution pre code').textContent")
+        content = page.locator(f"{ex} .cm-content")
+        content.click()
+        page.keyboard.press("Control+A")
+        page.keyboard.press("Delete")
+        page.keyboard.insert_text(solution)
+        page.locator(f"{ex} .exercise-check").click()
+        page.wait_for_function(f"/^(Passed|Not yet)/.test(document.querySelector('{ex} .exercise-message').textContent)")
+        assert page.locator(f"{ex} .exercise-message").inner_text().startswith("Passed")
+        assert [u for u in requests if "exercises-py.zip" in u], "the exercises' worker fetched its archive"
+    finally:
+        context.close()
+    assert not errors, errors
+
+
 def test_stop_ends_a_runaway_kernel_and_the_page_stays_usable(chromium, book):
     context, page, errors, _ = open_page(chromium, book + CHAPTER, "desktop-light")
     try:

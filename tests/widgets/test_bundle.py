@@ -7,7 +7,7 @@ import time
 import zipfile
 from pathlib import Path
 
-from widgets.bundle import build_runtime, content_key, pyodide_dir
+from widgets.bundle import EXERCISE_MODULES, build_runtime, content_key, pyodide_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -27,7 +27,7 @@ def test_build_runtime_writes_trimmed_precompiled_runtime(tmp_path):
     files = build_runtime(tmp_path, ROOT, node=node, cache_dir=cache, made=made)
     assert made == ["wasm", "runtime"] and len(runs.read_text().splitlines()) == 1
     assert {"pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip.gz", "book-py.zip.gz",
-            "book-runtime.mjs"} <= set(files)
+            "exercises-py.zip.gz", "book-runtime.mjs"} <= set(files)
     full = (ROOT / "node_modules/pyodide/python_stdlib.zip").stat().st_size
     assert files["python_stdlib.zip.gz"] < full / 3
     stdlib = zipfile.ZipFile(io.BytesIO(gzip.decompress((tmp_path / "pyodide/python_stdlib.zip.gz").read_bytes())))
@@ -42,6 +42,10 @@ def test_build_runtime_writes_trimmed_precompiled_runtime(tmp_path):
     names = zipfile.ZipFile(io.BytesIO(gzip.decompress((tmp_path / "pyodide/book-py.zip.gz").read_bytes()))).namelist()
     assert "calc/kernels.pyc" in names and "widgets/steps.pyc" in names
     assert not any(n.endswith(".py") for n in names) and "widgets/bundle.pyc" not in names
+    # the exercises' Python (checks, simulator) ships apart: a widget page never fetches it
+    exercises = zipfile.ZipFile(io.BytesIO(gzip.decompress((tmp_path / "pyodide/exercises-py.zip.gz").read_bytes())))
+    assert sorted(exercises.namelist()) == sorted(m + "c" for m in EXERCISE_MODULES)
+    assert not set(exercises.namelist()) & set(names)
     wasm = (ROOT / "node_modules/pyodide/pyodide.asm.wasm").read_bytes()
     packed = (tmp_path / "pyodide/pyodide.asm.wasm.gz").read_bytes()
     assert gzip.decompress(packed) == wasm

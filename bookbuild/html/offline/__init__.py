@@ -40,7 +40,7 @@ def runtime_files(site: Path) -> dict:
     packed = (re.search(r'PACKED\s*=\s*"([^"]*)"', text) or [None, ""])[1]
     names = ["book-runtime.mjs", "pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm"]
     files = [f"pyodide/{n}" for n in names]
-    files += [f"pyodide/{a}{packed}?v={key}" for a in ("python_stdlib.zip", "book-py.zip")]
+    files += [f"pyodide/{a}{packed}?v={key}" for a in ("python_stdlib.zip", "book-py.zip", "exercises-py.zip")]
     size = sum((site / f.split("?")[0]).stat().st_size for f in files if (site / f.split("?")[0]).exists())
     return {"key": key, "files": [f for f in files if (site / f.split("?")[0]).exists()], "bytes": size}
 
@@ -61,6 +61,9 @@ def web_manifest(site: Path, title: str, description: str | None) -> dict:
     return out
 
 
+MANIFEST_LINK = re.compile(r'<link\b[^>]*\brel="manifest"')   # a tag, not a script that looks for one
+
+
 def link_manifest(site: Path) -> None:
     """Every page names the manifest, which this step writes: a page of a site made without this
     step names none, so offline.js (which registers the worker only where a manifest is named) asks
@@ -69,7 +72,7 @@ def link_manifest(site: Path) -> None:
         if page.is_relative_to(site / "pyodide"):
             continue
         html = page.read_text(encoding="utf-8")
-        if 'rel="manifest"' in html or "</head>" not in html:
+        if MANIFEST_LINK.search(html) or "</head>" not in html:
             continue
         up = "../" * (len(page.relative_to(site).parts) - 1)
         page.write_text(html.replace("</head>", f'<link rel="manifest" href="{up}manifest.webmanifest">\n</head>', 1),
