@@ -273,7 +273,8 @@ def render(params: dict) -> dict:
     messages = []
     if not b.fits:
         messages.append(f"Out of memory: {m.label} with these settings needs {fmt.bytes_iec(b.total_bytes)}, "
-                        f"the {_short(dev)} has {fmt.bytes_iec(b.capacity_bytes)}. "
+                        f"{'' if dev.measured else 'the '}{_short(dev)} has {fmt.bytes_iec(b.capacity_bytes)}"
+                        f"{' (as you set it)' if dev.measured else ''}. "
                         + ("The weights alone do not fit: store them in fewer bits or use a larger device."
                            if b.weights_bytes > b.capacity_bytes else
                            f"Lower the batch (at most {fmt.num(n['max_batch'])} fit) or the context, or store the "

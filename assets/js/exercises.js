@@ -170,7 +170,7 @@ function roofline(mine, ref, minimum) {
     fig.append(svg("text", { x: X(p.intensity) + 7, y: Y(p.flops_per_s) + dy }, name));
   };
   mark(ref, "reference", "var(--muted)", 14);
-  mark(mine, "yours", "var(--accent)", -6);
+  mark(mine, "your kernel", "var(--accent)", -6);
   return fig;
 }
 

@@ -32,18 +32,19 @@ REFERENCE = """def horner(X, Y, c, n):
 """
 
 
-def fig(median, n=9):
-    return {"median": median, "lo": median * 0.9, "hi": median * 1.1, "n": n}
+def fig(median, unit="B/s", n=9):
+    return {"median": median, "lo": median * 0.9, "hi": median * 1.1, "n": n, "unit": unit}
 
 
 # A hardware GPU (best stream 200 GB/s, FP32 5 TFLOP/s: ridge 25 FLOP/B) and one CPU core
 # (best stream 20 GB/s, 50 GFLOP/s: ridge 2.5 FLOP/B), as the probe stores them.
 RESULT = {
-    "version": 1, "date": "2026-11-26T10:00:00.000Z", "browser": "test", "quick": True, "gpuStatus": "ok",
+    "version": 1, "date": "2026-11-26T10:00:00.000Z", "browser": "test", "quick": False, "gpuStatus": "ok",
+    "elapsedMs": 14200,
     "gpu": {"adapter": {"description": "Test Adapter 9000"}, "software": False, "bytes": 1 << 28,
-            "read": fig(200e9), "write": fig(150e9), "copy": fig(180e9), "fma32": fig(5e12), "strided": []},
+            "read": fig(200e9), "write": fig(150e9), "copy": fig(180e9), "fma32": fig(5e12, "FLOP/s"), "strided": []},
     "cpu": {"bytes": 1 << 28, "read": fig(20e9), "write": fig(12e9), "copy": fig(15e9),
-            "fma": {**fig(50e9), "fused": True}},
+            "fma": {**fig(50e9, "FLOP/s"), "fused": True}},
 }
 STORE = f"localStorage.setItem('bytes-not-flops/measured-device/v1', {json.dumps(json.dumps(RESULT))});"
 

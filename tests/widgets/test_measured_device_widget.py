@@ -76,6 +76,8 @@ def test_the_memory_budget_draws_the_measured_device_with_the_memory_the_reader_
     assert ro["Step time lower bound"] == fmt.si(t, "s")
     assert ro["Your device (measured in this browser)"] == f"{fmt.si(2.5e10, 'B/s')}, {fmt.si(4.5e10, 'FLOP/s')} FP32"
     assert "no measured BF16 peak; the roof is its FP32 one" in r["message"] and "not a measurement" in r["message"]
+    tight = widgets.render("memory-budget", {"device": "yours-cpu", "your_memory": 8, "_measured": {"yours-cpu": CPU}})
+    assert "needs 31.0 GiB, your CPU has 8.00 GiB (as you set it). The weights alone" in tight["message"]
     assert "your CPU: 32.0 GiB, as you set it" in r["svg"] and "FP32 measured 45.0 GFLOP/s" in r["svg"]
     assert "<title>Memory budget of Llama 3 8B on your CPU, one core (measured in this browser)</title>" in r["svg"]
     # the memory control shows only for a measured device; a GPU's FP16 peak is the nearer roof
