@@ -187,3 +187,25 @@ def test_the_real_probe_on_swiftshader_puts_the_cpu_under_the_exercise(chromium_
     finally:
         context.close()
     assert not errors, errors
+
+
+def test_the_data_movement_chapter_invites_the_measurement_and_shows_the_readers_threshold(chromium, book):
+    """The first chapter's threshold (FLOP per byte) of its illustrative laptop, beside the reader's own."""
+    context, page, errors = open_page(chromium, book + "chapters/data-movement.html", "desktop-light", stored=False)
+    try:
+        box = page.locator(".measured-ridge")
+        assert box.count() == 1 and "can measure it in this browser" in box.inner_text()
+        assert box.locator("a").get_attribute("href").endswith("#sec-roofline-yours")
+        assert page.locator(".measured-ridge-yours").count() == 0
+        page.evaluate(f"window.BookDevice.save({json.dumps(RESULT)})")
+        page.wait_for_function("document.querySelector('.measured-ridge-yours')")
+        assert page.locator(".measured-ridge-yours").inner_text().strip() == (
+            "Measured in this browser on 2026-11-26 (FP32, not a specification): Your GPU: Test Adapter 9000, "
+            "25.0 FLOP per byte; Your CPU, one core, 2.50 FLOP per byte.")
+        page.reload(wait_until="load")
+        page.wait_for_function("document.querySelector('.measured-ridge-yours')")
+        page.evaluate("window.BookDevice.clear()")
+        assert page.locator(".measured-ridge-yours").count() == 0
+    finally:
+        context.close()
+    assert not errors, errors
