@@ -13,7 +13,9 @@
 // worker and starts a fresh one, so a `while True: pass` never freezes the page. Results: the
 // verdict (announced), the sizes tried, each budget with the measured figure beside the limit, the
 // per-line counts, and the kernel's point next to the reference's on a small roofline (or its HBM
-// bytes beside the reference's and the least possible, for a kernel that does no arithmetic).
+// bytes beside the reference's and the least possible, for a kernel that does no arithmetic), and
+// the same points under the roofs of the reader's own device when the device probe has stored one
+// (window.BookDevice; else a line that leads to the probe).
 // Progress (code, solved) lives in localStorage under "book-exercises"; nothing is sent anywhere.
 import * as CM from "./editor.js";
 
