@@ -444,7 +444,7 @@ class Exercise {
     if (!arithmetic) {
       for (const m of measured) {
         box.append(el("p", { class: "exercise-roof-yours" },
-          `On ${m.label}: time bound ${seconds(m.point.time_s)}, the same bytes at ${si(m.point.mem_bw, "B/s")}.`));
+          `On ${m.label.charAt(0).toLowerCase()}${m.label.slice(1)}: time bound ${seconds(m.point.time_s)}, the same bytes at ${si(m.point.mem_bw, "B/s")}.`));
       }
       return;
     }

@@ -68,34 +68,34 @@ def open_page(browser, url, config, stored):
     return context, page, errors
 
 
-def check_reference(page, touch):
-    page.locator(EX).scroll_into_view_if_needed()
-    page.wait_for_selector(f"{EX} .cm-content")
-    page.wait_for_function(f"!document.querySelector('{EX} .exercise-check').disabled")
-    content = page.locator(f"{EX} .cm-content")
+def check_reference(page, touch, ex=EX, code=REFERENCE):
+    page.locator(ex).scroll_into_view_if_needed()
+    page.wait_for_selector(f"{ex} .cm-content")
+    page.wait_for_function(f"!document.querySelector('{ex} .exercise-check').disabled")
+    content = page.locator(f"{ex} .cm-content")
     content.tap() if touch else content.click()
     page.keyboard.press("Control+A")
     page.keyboard.press("Delete")
-    page.keyboard.insert_text(REFERENCE)
-    page.wait_for_function(f"""(code) => [...document.querySelectorAll('{EX} .cm-line')]
-        .map((l) => l.textContent).join('\\n').trim() === code.trim()""", arg=REFERENCE)
-    page.evaluate(f"document.querySelector('{EX} .exercise-message').dataset.old = '1'")
-    button = page.locator(f"{EX} .exercise-check")
+    page.keyboard.insert_text(code)
+    page.wait_for_function(f"""(code) => [...document.querySelectorAll('{ex} .cm-line')]
+        .map((l) => l.textContent).join('\\n').trim() === code.trim()""", arg=code)
+    page.evaluate(f"document.querySelector('{ex} .exercise-message').dataset.old = '1'")
+    button = page.locator(f"{ex} .exercise-check")
     button.tap() if touch else button.click()
     if touch:   # a tap right after typing was now and then not a click on the loaded machine (notes/old/29.md)
         try:
-            page.wait_for_function(f"!document.querySelector('{EX} .exercise-message').dataset.old", timeout=10000)
+            page.wait_for_function(f"!document.querySelector('{ex} .exercise-message').dataset.old", timeout=10000)
         except Exception:
             button.tap()
-    page.wait_for_function(f"/^Passed/.test(document.querySelector('{EX} .exercise-message')?.textContent)")
+    page.wait_for_function(f"/^Passed/.test(document.querySelector('{ex} .exercise-message')?.textContent)")
 
 
-def labels(page):
-    return page.locator(f"{EX} .exercise-roof svg").evaluate_all("(s) => s.map((x) => x.getAttribute('aria-label'))")
+def labels(page, ex=EX):
+    return page.locator(f"{ex} .exercise-roof svg").evaluate_all("(s) => s.map((x) => x.getAttribute('aria-label'))")
 
 
-def captions(page):
-    return page.locator(f"{EX} .exercise-roof figcaption").all_inner_texts()
+def captions(page, ex=EX):
+    return page.locator(f"{ex} .exercise-roof figcaption").all_inner_texts()
 
 
 def axe(page):
@@ -206,6 +206,24 @@ def test_the_data_movement_chapter_invites_the_measurement_and_shows_the_readers
         page.wait_for_function("document.querySelector('.measured-ridge-yours')")
         page.evaluate("window.BookDevice.clear()")
         assert page.locator(".measured-ridge-yours").count() == 0
+    finally:
+        context.close()
+    assert not errors, errors
+
+
+def test_a_kernel_without_arithmetic_gets_its_time_bound_on_the_readers_device(chromium, book):
+    """The GPU chapter's copy: no point on a roofline (no FLOPs), its bytes' time bound instead,
+    on the datasheet's bandwidth and on each measured device's."""
+    ex, code = "#ex-coalesced-copy", ("def copy(A, B, n):\n    i = blockIdx.x * blockDim.x + threadIdx.x\n"
+                                      "    if i < n:\n        B[i] = A[i]\n")
+    context, page, errors = open_page(chromium, book + "chapters/gpu.html", "desktop-light", stored=True)
+    try:
+        check_reference(page, False, ex, code)
+        assert captions(page, ex) == ["NVIDIA A100 SXM4 40GB, datasheet bandwidth"]
+        lines = page.locator(f"{ex} .exercise-roof-yours").all_inner_texts()
+        # 32,768 bytes at the injected 200 GB/s and 20 GB/s
+        assert lines == ["On your GPU: Test Adapter 9000 (measured in this browser): time bound 164 ns, the same bytes at 200 GB/s.",
+                         "On your CPU, one core (measured in this browser): time bound 1.64 µs, the same bytes at 20 GB/s."]
     finally:
         context.close()
     assert not errors, errors
