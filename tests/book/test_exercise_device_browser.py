@@ -6,7 +6,8 @@ with a choice between "Your GPU" and "Your CPU" when both are stored; with none 
 to the probe. A measurement made or deleted after the Check redraws the figures. With an injected
 result (made-up figures, so the ridge points are known) at 1440 px and at 390 px with touch,
 keyboard-reachable and axe-clean; and once with the real probe on SwiftShader, whose software
-adapter leaves only the CPU."""
+adapter leaves only the CPU. Also the other places the measurement reaches: the memory-budget
+widget (measured roofs, the memory the reader types) and the data-movement chapter's threshold."""
 from __future__ import annotations
 
 import json
@@ -98,9 +99,9 @@ def captions(page, ex=EX):
     return page.locator(f"{ex} .exercise-roof figcaption").all_inner_texts()
 
 
-def axe(page):
+def axe(page, where=EX):
     page.add_script_tag(path=str(AXE))
-    return page.evaluate(f"""async () => (await axe.run('{EX}', {{runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa',
+    return page.evaluate(f"""async () => (await axe.run('{where}', {{runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa',
         'wcag22aa', 'best-practice'], resultTypes: ['violations']}})).violations
         .map(v => v.id + ': ' + v.nodes.map(n => n.target.join(' ')).join(', '))""")
 
@@ -224,6 +225,36 @@ def test_a_kernel_without_arithmetic_gets_its_time_bound_on_the_readers_device(c
         # 32,768 bytes at the injected 200 GB/s and 20 GB/s
         assert lines == ["On your GPU: Test Adapter 9000 (measured in this browser): time bound 164 ns, the same bytes at 200 GB/s.",
                          "On your CPU, one core (measured in this browser): time bound 1.64 µs, the same bytes at 20 GB/s."]
+    finally:
+        context.close()
+    assert not errors, errors
+
+
+@pytest.mark.parametrize("config", ["desktop-light", "phone-light"])
+def test_the_memory_budget_offers_the_measured_device_with_the_memory_the_reader_sets(chromium, book, config):
+    """The serving chapter's memory-budget widget: "Your GPU" in its device list; choosing it shows the
+    memory control (hidden for a datasheet device), and the time bound uses the measured figures."""
+    context, page, errors = open_page(chromium, book + "chapters/serving.html", config, stored=True)
+    try:
+        w = page.locator("#fig-serving-explore")
+        w.scroll_into_view_if_needed()
+        page.wait_for_function("document.querySelector('#fig-serving-explore select[name=device] option[value=yours-gpu]')")
+        memory = w.locator("input[name=your_memory]")
+        assert not memory.is_visible()
+        w.locator("select[name=device]").select_option("yours-gpu")
+        page.wait_for_function("document.querySelector('#fig-serving-explore svg title')?.textContent.includes('your GPU')")
+        assert memory.is_visible()
+        memory.fill("24")
+        memory.press("Tab")
+        page.wait_for_function("document.querySelector('#fig-serving-explore').textContent.includes('24.0 GiB, as you set it')")
+        text = w.inner_text()
+        assert "200 GB/s, 5.00 TFLOP/s FP32" in text and "not a measurement" in text
+        if config.startswith("phone"):
+            assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        assert axe(page, "#fig-serving-explore") == []
+        w.locator("select[name=device]").select_option("h100-sxm")
+        page.wait_for_function("!document.querySelector('#fig-serving-explore svg title')?.textContent.includes('your GPU')")
+        assert not memory.is_visible()
     finally:
         context.close()
     assert not errors, errors
