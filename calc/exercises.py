@@ -30,7 +30,8 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from . import warpsim
+from . import specs, warpsim
+from .warpcount import place
 
 # ------------------------------------------------------------------ the check's vocabulary
 
@@ -652,11 +653,47 @@ def figures(report, spec: Spec, names=None) -> dict:
 
 def point(report, spec: Spec) -> dict:
     """The launch on the roofline: intensity (FLOP/B), attainable FLOP/s, and the roofs."""
-    roof = report.roofline(spec.device, spec.dtype)
-    return {"device": roof.device, "dtype": spec.dtype, "flops": roof.flops, "hbm_bytes": roof.hbm_bytes,
-            "intensity": _finite(roof.intensity), "time_s": roof.time_s,
+    return _point_dict(report.roofline(spec.device, spec.dtype), spec.dtype, spec.device)
+
+
+def _point_dict(roof, dtype: str, device) -> dict:
+    label = (specs.device(device) if isinstance(device, str) else device).label
+    return {"device": roof.device, "label": label, "dtype": dtype, "flops": roof.flops,
+            "hbm_bytes": roof.hbm_bytes, "intensity": _finite(roof.intensity), "time_s": roof.time_s,
             "flops_per_s": roof.flops / roof.time_s if roof.time_s else 0.0,
             "peak_flops": roof.peak_flops, "mem_bw": roof.mem_bw, "bound": roof.bound}
+
+
+def measured_points(result: dict, spec: Spec, measured) -> list:
+    """The reader's kernel (``result["point"]``) and the reference (``result["reference_point"]``)
+    on each device the reader measured in this browser (``measured``: the dicts of
+    ``BookDevice.devices()``, see ``calc.measured``), beside the exercise's datasheet device.
+
+    The FLOPs and HBM bytes are the simulator's, as counted for the exercise's device (its L2
+    model); only the roofs change. A device without a peak for the exercise's dtype is drawn with
+    its FP32 peak, and says so (``dtype_note``). A dict that is not a plausible measurement gives
+    ``{"name", "error"}`` instead of a point."""
+    from . import measured as measured_mod
+    out = []
+    if not result.get("point") or not measured:
+        return out
+    for d in (measured.values() if isinstance(measured, dict) else measured):
+        try:
+            dev = measured_mod.device_from_dict(d)
+        except (ValueError, TypeError) as e:
+            out.append({"name": str((d or {}).get("name", "?")) if isinstance(d, dict) else "?", "error": str(e)})
+            continue
+        dtype, note = spec.dtype, None
+        if (dtype, False) not in dev.peaks:
+            note = f"no measured {dtype.upper()} peak; drawn with its FP32 one"
+            dtype = "fp32"
+        entry = {"name": dev.name, "label": dev.label, "dtype_note": note}
+        for key in ("point", "reference_point"):
+            p = result.get(key)
+            entry[key] = (_point_dict(place(p["flops"], p["hbm_bytes"], dev, dtype), dtype, dev)
+                          if p else None)
+        out.append(entry)
+    return out
 
 
 def _eval_limit(expr, minimum, reference):
@@ -968,10 +1005,14 @@ def _cached_spec(ex: dict) -> Spec:
 
 
 def handle(request: str) -> str:
-    """The browser's entry point (one call per Run or Check, JSON in and out).
+    """The browser's entry point (one call per Run or Check, JSON in and out; and ``"place"``,
+    with ``"result"``: an earlier check's ``point`` and ``reference_point``, when the reader's
+    measured device changes after a check).
 
     ``{"op": "check" | "run", "code": the reader's text, "exercise": the page data of
-    ``page_data``}`` -> ``check_code``'s or ``run_code``'s result, or ``{"stage": "internal",
+    ``page_data``}``, and for a check ``"measured"``: the reader's measured devices (the dicts of
+    ``BookDevice.devices()``, may be absent) -> ``run_code``'s result, or ``check_code``'s with
+    ``measured_points`` (``measured_points``'s list) added, or ``{"stage": "internal",
     "message": ...}`` when the exercise itself is broken (the build should have caught it)."""
     import gc
     import json
@@ -986,8 +1027,12 @@ def handle(request: str) -> str:
         spec = _cached_spec(ex)
         if req["op"] == "run":
             out = run_code(req["code"], spec)
+        elif req["op"] == "place":
+            # a device measured (or deleted) after the check: the check's points on it, no new launch
+            out = {"measured_points": measured_points(req["result"], spec, req.get("measured"))}
         else:
             out = check_code(req["code"], spec, reference=ex.get("reference"))
+            out["measured_points"] = measured_points(out, spec, req.get("measured"))
     except ExerciseError as e:
         out = {"passed": False, "ok": False, "stage": "internal", "message": str(e), "line": None}
     finally:

@@ -396,6 +396,16 @@ class Roofline:
         return "memory" if self.memory_time_s >= self.compute_time_s else "compute"
 
 
+def place(flops: int, hbm_bytes: int, device, dtype: str = "fp32") -> Roofline:
+    """``flops`` of ``dtype`` arithmetic and ``hbm_bytes`` of traffic on ``device``'s roofline
+    (a ``calc.specs`` name or Device, the reader's measured one included): time >= max(FLOPs /
+    peak, bytes / bandwidth), intensity = FLOPs / bytes."""
+    dev = specs.device(device) if isinstance(device, str) else device
+    peak, bw = dev.peak_flops(dtype), dev.mem_bw
+    return Roofline(dev.name, flops, hbm_bytes, flops / hbm_bytes if hbm_bytes else math.inf, peak, bw,
+                    flops / peak, hbm_bytes / bw)
+
+
 class Report:
     """What a launch did: the record of warp instructions and every count derived from it.
 
@@ -486,11 +496,7 @@ class Report:
         """The launch on ``device``'s roofline (default: the launch's device) for ``dtype``
         arithmetic on the ordinary (non-Tensor-Core) units. HBM bytes are this launch's
         (its L2 model used the launch device's capacity)."""
-        dev = device if device is not None else self.device
-        dev = specs.device(dev) if isinstance(dev, str) else dev
-        peak, bw = dev.peak_flops(dtype), dev.mem_bw
-        fl, by = self.flops, self.hbm_bytes
-        return Roofline(dev.name, fl, by, fl / by if by else math.inf, peak, bw, fl / peak, by / bw)
+        return place(self.flops, self.hbm_bytes, device if device is not None else self.device, dtype)
 
     # -- printing
     def source_line(self, line: int) -> str:

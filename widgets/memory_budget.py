@@ -7,6 +7,12 @@ upper bound on what a program can allocate; where calc.specs has the total the d
 (nvidia-smi), the readouts give it and the largest batch that fits in it.  Bottom: the decode step's
 operations under the device's dense roof for the activations' format.  Every number comes from
 ``calc.llm``, ``calc.specs`` and ``calc.roofline``; this module only lays them out.
+
+The device list also takes the reader's own device, measured in this browser by the roofline
+chapter's probe (``widgets.device``): its measured bandwidth and peak set the roofline and the
+step's time bound. A browser does not reveal how much memory a device has (WebGPU gives no size,
+``navigator.deviceMemory`` is rounded and capped at 8), so its capacity is the one the reader
+types ("Your device's memory"), and the figure and readouts say it is theirs, not measured.
 """
 from __future__ import annotations
 
@@ -14,7 +20,7 @@ import math
 
 from calc import fmt, llm, roofline, specs
 
-from . import Param
+from . import Param, device
 from ._svg import (SMALL_CHAR_PX, STRONG_CHAR_PX, LabelPlacer, decade_ticks, esc, line, num, polyline,
                    svg_root, text, wrap_px)
 
@@ -36,7 +42,10 @@ PARAMS = [
           unit="tokens"),
     Param("batch", "int", "Batch (sequences decoded together)", 16, min=1, max=1024, step=1, log=True),
     Param("device", "choice", "Device", "h100-sxm",
-          options=tuple((k, specs.device(k).label) for k in DEVICES)),
+          options=tuple((k, specs.device(k).label) for k in DEVICES), measured=True),
+    Param("your_memory", "int", "Your device's memory, as you know it (a browser cannot measure it)", 16,
+          min=1, max=4096, step=1, control="number", unit="GiB",
+          show_if=("device", ("yours-gpu", "yours-cpu"))),
 ]
 
 EXAMPLES = [{"model": "llama3-70b"}, {"model": "llama3-70b", "weights": "fp8", "batch": 4},
@@ -51,28 +60,43 @@ def configured_model(params: dict) -> llm.Model:
     return m if kv == m.kv_heads else m.with_kv_heads(kv)
 
 
+def capacity_bytes(params: dict, dev) -> float:
+    """The device's memory: the datasheet's, or for a measured device the GiB the reader typed."""
+    return params["your_memory"] * 2.0 ** 30 if dev.measured else dev.mem_capacity_bytes
+
+
+def roof_dtype(dev) -> str:
+    """The format of the roof: the activations' (BF16), or for a measured device, which has no BF16
+    peak, the nearest it has (FP16 through WebGPU's shader-f16, else FP32)."""
+    return next(d for d in (ACT_DTYPE, "fp16", "fp32") if (d, False) in dev.peaks or not dev.measured)
+
+
 def numbers(params: dict) -> dict:
     """Everything the figure and the readouts show, computed once."""
     m = configured_model(params)
-    dev = specs.device(params["device"])
+    dev = device(params, "device")
     ctx, batch = params["context"], params["batch"]
-    budget = llm.memory_budget(m, dev.mem_capacity_bytes, ctx, batch, params["weights"], params["kv"], ACT_DTYPE)
+    capacity = capacity_bytes(params, dev)
+    budget = llm.memory_budget(m, capacity, ctx, batch, params["weights"], params["kv"], ACT_DTYPE)
     ops = llm.decode_step(m, batch, ctx, params["weights"], params["kv"], ACT_DTYPE)
     step = llm.total(ops)
-    peak, bw = dev.peak_flops(ACT_DTYPE), dev.mem_bw
+    dtype = roof_dtype(dev)
+    peak, bw = dev.peak_flops(dtype), dev.mem_bw
     t = llm.decode_time_lower_bound(ops, peak, bw)
     _, kv_read = llm.decode_step_bytes_split(m, batch, ctx, params["weights"], params["kv"])
     # of all the bytes the step moves: weights, KV cache, and the activations read and written
     return {"m": m, "dev": dev, "budget": budget, "ops": ops, "step": step, "peak": peak, "bw": bw,
-            "time": t, "kv_share": kv_read / step.bytes_,
-            "max_batch": llm.max_batch(m, dev.mem_capacity_bytes, ctx, params["weights"], params["kv"], ACT_DTYPE),
-            "reported": dev.mem_reported_bytes,
+            "dtype": dtype, "time": t, "kv_share": kv_read / step.bytes_,
+            "max_batch": llm.max_batch(m, capacity, ctx, params["weights"], params["kv"], ACT_DTYPE),
+            "reported": None if dev.measured else dev.mem_reported_bytes,
             "max_batch_reported": (None if dev.mem_reported_bytes is None else
                                    llm.max_batch(m, dev.mem_reported_bytes, ctx, params["weights"], params["kv"],
                                                  ACT_DTYPE))}
 
 
 def _short(dev) -> str:
+    if dev.measured:
+        return "your " + dev.kind.upper()
     return dev.label.replace("NVIDIA ", "")
 
 
@@ -112,7 +136,7 @@ def _bar(n: dict, W: float, top: float, fs: int) -> tuple[list[str], float]:
     for i, ln in enumerate(lines):
         out.append(text(ml, top + 14 + 16 * i, ln, cls))
     y = top + 14 + 16 * (len(lines) - 1) + 10
-    cap_label = f"{_short(dev)}: {gib(b.capacity_bytes)}"
+    cap_label = f"{_short(dev)}: {gib(b.capacity_bytes)}" + (", as you set it" if dev.measured else "")
     cx = X(b.capacity_bytes)
     anchor = "end" if cx - SMALL_CHAR_PX * len(cap_label) > ml else "start"
     out.append(text(cx - 4 if anchor == "end" else ml, y + 12, cap_label, "wg-small wg-muted", anchor))
@@ -196,7 +220,8 @@ def _roofline(n: dict, W: float, top: float, fits: bool, fs: int) -> tuple[list[
         spot = placer.place(px, py, label, fs, must=sel, char_px=STRONG_CHAR_PX if sel else SMALL_CHAR_PX)
         if spot:
             out.append(text(spot[0], spot[1], label, "wg-small" + (" wg-strong" if sel else ""), spot[2]))
-    roof_label = f"BF16 dense {fmt.si(peak, 'FLOP/s')}"
+    roof_label = (f"{n['dtype'].upper()} measured {fmt.si(peak, 'FLOP/s')}" if n["dev"].measured
+                  else f"BF16 dense {fmt.si(peak, 'FLOP/s')}")
     spot = placer.place(ml + pw - 4, Y(peak), roof_label, fs)
     if spot:
         out.append(text(spot[0], spot[1], roof_label, "wg-small", spot[2]))
@@ -227,7 +252,8 @@ def render(params: dict) -> dict:
         ["KV cache (all sequences)", fmt.bytes_iec(b.kv_cache_bytes)],
         ["Activations (one decode step)", fmt.bytes_iec(b.activations_bytes)],
         ["Total", fmt.bytes_iec(b.total_bytes)],
-        ["Device memory", f"{fmt.bytes_iec(b.capacity_bytes)} ({_short(dev)}), as labelled: an upper bound"],
+        ["Device memory", f"{fmt.bytes_iec(b.capacity_bytes)}, as you set it: a browser cannot measure it"
+         if dev.measured else f"{fmt.bytes_iec(b.capacity_bytes)} ({_short(dev)}), as labelled: an upper bound"],
         ["Free" if b.fits else "Over by", fmt.bytes_iec(abs(b.free_bytes))],
         [f"Largest batch at {fmt.num(ctx)} tokens", fmt.num(n["max_batch"])],
     ]
@@ -239,13 +265,17 @@ def render(params: dict) -> dict:
         ["KV cache share of the step's bytes", fmt.pct(n["kv_share"])],
         ["Regime", reg],
     ]
+    if dev.measured:
+        readouts += [["Your device (measured in this browser)",
+                      f"{fmt.si(n['bw'], 'B/s')}, {fmt.si(n['peak'], 'FLOP/s')} {n['dtype'].upper()}"]]
     if b.fits:
         readouts += [["Step time lower bound", fmt.si(n["time"], "s")],
                      ["Tokens per second, upper bound", fmt.num(params["batch"] / n["time"])]]
     messages = []
     if not b.fits:
         messages.append(f"Out of memory: {m.label} with these settings needs {fmt.bytes_iec(b.total_bytes)}, "
-                        f"the {_short(dev)} has {fmt.bytes_iec(b.capacity_bytes)}. "
+                        f"{'' if dev.measured else 'the '}{_short(dev)} has {fmt.bytes_iec(b.capacity_bytes)}"
+                        f"{' (as you set it)' if dev.measured else ''}. "
                         + ("The weights alone do not fit: store them in fewer bits or use a larger device."
                            if b.weights_bytes > b.capacity_bytes else
                            f"Lower the batch (at most {fmt.num(n['max_batch'])} fit) or the context, or store the "
@@ -253,8 +283,11 @@ def render(params: dict) -> dict:
     if ctx > m.context_tokens:
         messages.append(f"{fmt.num(ctx)} tokens is longer than {m.label}'s {fmt.num(m.context_tokens)}-token "
                         "context; the memory arithmetic holds for a long-context variant of the same shape.")
+    if dev.measured and n["dtype"] != ACT_DTYPE:
+        messages.append(f"{dev.label} has no measured BF16 peak; the roof is its {n['dtype'].upper()} one. "
+                        "Its memory is the figure you set, not a measurement.")
     message = " ".join(messages) or None
-    title = f"Memory budget of {m.label} on the {dev.label}"
+    title = f"Memory budget of {m.label} on " + (dev.label[0].lower() + dev.label[1:] if dev.measured else f"the {dev.label}")
     desc = (f"Stacked bar: weights {fmt.bytes_iec(b.weights_bytes)}, KV cache {fmt.bytes_iec(b.kv_cache_bytes)}, "
             f"activations {fmt.bytes_iec(b.activations_bytes)} against {fmt.bytes_iec(b.capacity_bytes)}: "
             f"{'fits' if b.fits else 'does not fit'}. Below, a roofline with the decode step at "

@@ -13,7 +13,9 @@
 // worker and starts a fresh one, so a `while True: pass` never freezes the page. Results: the
 // verdict (announced), the sizes tried, each budget with the measured figure beside the limit, the
 // per-line counts, and the kernel's point next to the reference's on a small roofline (or its HBM
-// bytes beside the reference's and the least possible, for a kernel that does no arithmetic).
+// bytes beside the reference's and the least possible, for a kernel that does no arithmetic), and
+// the same points under the roofs of the reader's own device when the device probe has stored one
+// (window.BookDevice; else a line that leads to the probe).
 // Progress (code, solved) lives in localStorage under "book-exercises"; nothing is sent anywhere.
 import * as CM from "./editor.js";
 
@@ -63,11 +65,15 @@ function restartWorker(reason) {
   startWorker();
 }
 
-async function ask(op, code, data) {
+// The reader's devices measured in this browser (measured-device.js; the roofline chapter's probe).
+const measuredDevices = () => (window.BookDevice ? window.BookDevice.devices() : []);
+const PROBE_URL = new URL("chapters/roofline.html#sec-roofline-yours", ROOT).href;
+
+async function ask(op, code, data, extra = {}) {
   if (!worker) startWorker();
   await ready;
   const id = ++seq;
-  const request = JSON.stringify({ op, code, exercise: { id: data.id, check: data.check, reference: data.reference } });
+  const request = JSON.stringify({ op, code, exercise: { id: data.id, check: data.check, reference: data.reference }, ...extra });
   return new Promise((resolve, reject) => {
     pending.set(id, { resolve, reject });
     worker.postMessage({ type: "exercise", id, request });
@@ -147,7 +153,7 @@ function roofline(mine, ref, minimum) {
   const y1 = mine.peak_flops * 2, y0 = Math.min(x0 * mine.mem_bw, ...pts.map((p) => p.flops_per_s)) / 2;
   const X = (v) => L + (W - L - R) * (Math.log10(v) - Math.log10(x0)) / (Math.log10(x1) - Math.log10(x0));
   const Y = (v) => T + (H - T - B) * (1 - (Math.log10(v) - Math.log10(y0)) / (Math.log10(y1) - Math.log10(y0)));
-  const title = `Roofline of the ${mine.device} (${mine.dtype}): your kernel at ${num(mine.intensity)} FLOP per HBM byte, `
+  const title = `Roofline of ${mine.label || mine.device} (${mine.dtype}): your kernel at ${num(mine.intensity)} FLOP per HBM byte, `
     + `${si(mine.flops_per_s, "FLOP/s")} at best` + (ref && ref.intensity ? `; the reference at ${num(ref.intensity)} FLOP/B, ${si(ref.flops_per_s, "FLOP/s")}` : "")
     + `. The ridge is at ${num(ridge)} FLOP/B.`;
   fig.append(svg("title", {}, title));
@@ -166,7 +172,7 @@ function roofline(mine, ref, minimum) {
     fig.append(svg("text", { x: X(p.intensity) + 7, y: Y(p.flops_per_s) + dy }, name));
   };
   mark(ref, "reference", "var(--muted)", 14);
-  mark(mine, "yours", "var(--accent)", -6);
+  mark(mine, "your kernel", "var(--accent)", -6);
   return fig;
 }
 
@@ -211,6 +217,7 @@ class Exercise {
     if (saved && saved.solved) section.classList.add("solved");
     this.shownHints = 0;
     this.bind();
+    addEventListener("bookdevice:change", () => this.remeasured());
     this.say(saved && saved.code && saved.code !== this.data.starter
       ? "Your code from your last visit is in the editor. Run tries it on a small input; Check tests it."
       : "Run tries your kernel on a small input; Check tests it at every size and against the budgets.");
@@ -282,7 +289,7 @@ class Exercise {
     progress.put(this.id, { code, page: location.pathname, title: this.data.title });
     const limit = (this.data.time_limit || 10) * 1000;
     let timer = null;
-    const run = ask(op, code, this.data);
+    const run = ask(op, code, this.data, op === "check" ? { measured: measuredDevices() } : {});
     // the time limit starts when Python is ready (the first boot is not the kernel's time)
     ready.then(() => { if (this.busy) timer = setTimeout(() => this.stop(
       `Stopped after ${this.data.time_limit || 10} s: the kernel did not finish (a loop without an exit?). Python restarted.`), limit); });
@@ -403,10 +410,71 @@ class Exercise {
     }
     if (r.lines && r.lines.length) this.results.append(this.linesTable(r.lines, `Counts per line at size ${r.measure}`));
     if (r.point) {
-      const ref = this.data.reference || {};
-      this.results.append(el("p", { class: "exercise-subhead" }, r.point.flops > 0 ? "On the roofline" : "HBM traffic"),
-        el("div", { class: "exercise-roof" }, roofline(r.point, ref.point, ref.minimum)));
+      this.lastCheck = r;
+      this.roofs = el("div", { class: "exercise-roofs" });
+      this.results.append(el("p", { class: "exercise-subhead" }, r.point.flops > 0 ? "On the roofline" : "HBM traffic"), this.roofs);
+      this.drawRoofs();
+    } else {
+      this.lastCheck = null;
     }
+  }
+
+  // The kernel on the exercise's datasheet device and, beside it, on the reader's own device when
+  // the probe has measured one (its points computed in Python: calc.exercises.measured_points);
+  // else a line that leads to the probe.
+  drawRoofs() {
+    const r = this.lastCheck, ref = this.data.reference || {}, box = this.roofs;
+    const arithmetic = r.point.flops > 0;
+    const sheet = r.point.label || r.point.device;
+    const figure = (svgNode, caption, cls = "") => el("figure", { class: `exercise-roof ${cls}`.trim() }, svgNode,
+      el("figcaption", {}, caption));
+    box.replaceChildren(figure(roofline(r.point, ref.point, ref.minimum),
+      arithmetic ? `${sheet}: the datasheet's roofs` : `${sheet}, datasheet bandwidth`));
+    const measured = (r.measured_points || []).filter((m) => m.point);
+    const broken = (r.measured_points || []).filter((m) => m.error);
+    for (const m of broken) box.append(el("p", { class: "exercise-roof-note" }, `Your stored measurement could not be used: ${m.error}.`));
+    if (!measured.length) {
+      if (!broken.length) {
+        box.append(el("p", { class: "exercise-roof-invite" },
+          el("a", { href: PROBE_URL }, "Measure this device"),
+          " (the roofline chapter, about 15 s, nothing leaves the browser) to see your kernel against your own machine's roofs too."));
+      }
+      return;
+    }
+    if (!arithmetic) {
+      for (const m of measured) {
+        box.append(el("p", { class: "exercise-roof-yours" },
+          `On ${m.label.charAt(0).toLowerCase()}${m.label.slice(1)}: time bound ${seconds(m.point.time_s)}, the same bytes at ${si(m.point.mem_bw, "B/s")}.`));
+      }
+      return;
+    }
+    const slot = el("div", { class: "exercise-roof-slot" });
+    const show = (m) => slot.replaceChildren(figure(roofline(m.point, m.reference_point, ref.minimum),
+      `${m.label}${m.dtype_note ? `: ${m.dtype_note}` : ""}. The FLOPs and bytes are the simulator's for the ${sheet}; only the roofs are yours.`,
+      "exercise-roof-yours"));
+    if (measured.length > 1) {
+      const id = `${this.id}-roof-device`;
+      const pick = el("select", { id }, ...measured.map((m, i) => el("option", { value: String(i) }, m.label)));
+      pick.addEventListener("change", () => show(measured[Number(pick.value)]));
+      box.append(el("div", { class: "exercise-roof-yours-box" },
+        el("p", { class: "exercise-roof-pick" }, el("label", { htmlFor: id }, "Your device "), pick), slot));
+    } else {
+      box.append(el("div", { class: "exercise-roof-yours-box" }, slot));
+    }
+    show(measured[0]);
+  }
+
+  // The probe measured (or the reader deleted) a device after this check: place the same points again.
+  async remeasured() {
+    const r = this.lastCheck;
+    if (!r || this.busy || !this.roofs || !this.roofs.isConnected) return;
+    try {
+      const answer = await ask("place", "", this.data, { measured: measuredDevices(),
+        result: { point: r.point, reference_point: r.reference_point } });
+      if (r !== this.lastCheck) return;
+      r.measured_points = JSON.parse(answer.json).measured_points || [];
+      this.drawRoofs();
+    } catch { /* a stopped worker: the next Check draws them */ }
   }
 
   linesTable(rows, caption) {

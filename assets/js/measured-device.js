@@ -125,11 +125,26 @@
     if (note) note.hidden = !devices().length;
   }
 
+  // ---- prose that invites the measurement (.measured-ridge, the data-movement chapter): the
+  // reader's own thresholds (FP32 FLOP per byte, the figure the prose gives for its laptop) -------
+  function proseRidges() {
+    for (const box of document.querySelectorAll(".measured-ridge")) {
+      let out = box.querySelector(".measured-ridge-yours");
+      const devs = devices();
+      if (!devs.length) { if (out) out.remove(); continue; }
+      if (!out) { out = document.createElement("span"); out.className = "measured-ridge-yours"; box.append(out); }
+      const each = devs.map((d) => `${d.label.replace(" (measured in this browser)", "")}, ${(d.peaks.fp32.value / d.specs.mem_bw.value).toPrecision(3)} FLOP per byte`);
+      out.textContent = ` Measured in this browser on ${day(devs[0].measured.date)} (FP32, not a specification): ${each.join("; ")}.`;
+    }
+  }
+
   window.BookDevice = { KEY, EVENT, get, save, clear, devices, device };
   addEventListener(EVENT, appendixRows);
+  addEventListener(EVENT, proseRidges);
   // widgets-host.js loads async and may have mounted its widgets before this deferred script ran:
   // it adds the stored devices to their lists on this event, as after a measurement.
   if (get()) dispatchEvent(new CustomEvent(EVENT, { detail: get() }));
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", appendixRows, { once: true });
-  else appendixRows();
+  const atLoad = () => { appendixRows(); proseRidges(); };
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", atLoad, { once: true });
+  else atLoad();
 })();

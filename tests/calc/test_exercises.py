@@ -168,3 +168,50 @@ def test_page_data_is_json_and_carries_the_reference_measurement():
     assert data["reference"]["figures"]["sectors_per_request"] == 4.0
     assert data["reference"]["minimum"] == 32768
     assert "def inputs" in data["check"] and json.loads(text)["id"] == "ex-coalesced-copy"
+
+
+MEASURED_CPU = {"name": "yours-cpu", "label": "Your CPU, one core (measured in this browser)", "kind": "cpu",
+                "measured": {"date": "2026-11-26T10:00:00Z"},
+                "specs": {"mem_bw": {"value": 8e9, "unit": "B/s"}},
+                "peaks": {"fp32": {"value": 2e10, "unit": "FLOP/s"}}}
+
+
+def test_a_check_places_the_kernel_and_the_reference_on_the_readers_measured_device():
+    ex = one()
+    data = E.page_data(ex)
+    bad = {**MEASURED_CPU, "name": "yours-gpu", "specs": {"mem_bw": {"value": -1, "unit": "B/s"}}}
+    out = json.loads(E.handle(json.dumps({"op": "check", "code": ex.solution, "exercise": data,
+                                          "measured": [MEASURED_CPU, bad]})))
+    assert out["passed"]
+    sheet = out["point"]
+    assert sheet["device"] == "a100-sxm-40gb" and sheet["label"] == "NVIDIA A100 SXM4 40GB"
+    yours, broken = out["measured_points"]
+    mine = yours["point"]
+    # the same launch (its FLOPs and bytes are the simulator's), under the measured roofs
+    assert (mine["flops"], mine["hbm_bytes"]) == (sheet["flops"], sheet["hbm_bytes"]) == (0, 32768)
+    assert (mine["peak_flops"], mine["mem_bw"]) == (2e10, 8e9)
+    assert mine["time_s"] == pytest.approx(32768 / 8e9) and mine["bound"] == "memory"
+    assert "measured in this browser" in yours["label"] and yours["dtype_note"] is None
+    assert yours["reference_point"]["hbm_bytes"] == data["reference"]["point"]["hbm_bytes"]
+    assert broken["name"] == "yours-gpu" and "mem_bw must be a positive number" in broken["error"]
+
+
+def test_without_a_measurement_or_before_correctness_there_are_no_measured_points():
+    ex = one()
+    data = E.page_data(ex)
+    plain = json.loads(E.handle(json.dumps({"op": "check", "code": ex.solution, "exercise": data})))
+    assert plain["passed"] and plain["measured_points"] == []
+    wrong = json.loads(E.handle(json.dumps({"op": "check", "code": ex.solution.replace("i < n", "i < n - 1"),
+                                            "exercise": data, "measured": [MEASURED_CPU]})))
+    assert not wrong["passed"] and wrong["point"] is None and wrong["measured_points"] == []
+
+
+def test_an_exercise_in_a_format_the_device_has_no_peak_for_is_drawn_with_its_fp32_peak():
+    spec = E.spec_of(one())
+    spec.dtype = "fp16"
+    result = {"point": {"flops": 1000, "hbm_bytes": 100}, "reference_point": None}
+    (entry,) = E.measured_points(result, spec, [MEASURED_CPU])
+    p = entry["point"]
+    assert entry["dtype_note"] == "no measured FP16 peak; drawn with its FP32 one" and p["dtype"] == "fp32"
+    assert p["intensity"] == 10.0 and p["time_s"] == pytest.approx(max(1000 / 2e10, 100 / 8e9))
+    assert p["flops_per_s"] == pytest.approx(1000 / p["time_s"]) and entry["reference_point"] is None

@@ -15,8 +15,11 @@ GPU = {"name": "yours-gpu", "label": "Your GPU: Test Adapter (measured in this b
 
 
 def test_device_choices_that_draw_a_roofline_take_measured_devices():
-    flagged = {p.name for p in widgets.get("roofline").PARAMS if p.measured}
-    assert flagged == {"device", "compare"}
+    # every widget's device choice, audited: the two that draw a roofline or a time bound take the
+    # reader's device; blockgrid's device (launch limits) is a constant, the others have none
+    flagged = {name: {p.name for p in widgets.get(name).PARAMS if p.measured} for name in widgets.NAMES}
+    assert flagged == {"roofline": {"device", "compare"}, "memory-budget": {"device"}, "blockgrid": set(),
+                       "attention-runner": set(), "steps": set()}
     spec = {p["name"]: p for p in widgets.spec("roofline")}
     assert spec["device"]["measured"] is True and "measured" not in spec["dtype"]
 
@@ -55,3 +58,33 @@ def test_a_corrupt_stored_device_is_an_error_the_page_shows():
     bad = {**CPU, "specs": {"mem_bw": {"value": -5}}}
     out = json.loads(widgets.render_json("roofline", json.dumps({"device": "yours-cpu", "_measured": {"yours-cpu": bad}})))
     assert "error" in out and "positive" in out["error"]
+
+
+def test_the_memory_budget_draws_the_measured_device_with_the_memory_the_reader_sets():
+    from calc import llm
+    from widgets import memory_budget
+    r = widgets.render("memory-budget", {"device": "yours-cpu", "your_memory": 32, "batch": 2, "context": 1024,
+                                         "_measured": {"yours-cpu": CPU}})
+    ro = dict(r["readouts"])
+    m = llm.model("llama3-8b")
+    budget = llm.memory_budget(m, 32 * 2 ** 30, 1024, 2)
+    assert ro["Total"] == fmt.bytes_iec(budget.total_bytes) and ro["Free"] == fmt.bytes_iec(budget.free_bytes)
+    assert ro["Device memory"] == "32.0 GiB, as you set it: a browser cannot measure it"
+    assert "Memory reported by nvidia-smi" not in ro
+    # the time bound from the measured bandwidth and FP32 peak (a measured device has no BF16 one)
+    t = llm.decode_time_lower_bound(llm.decode_step(m, 2, 1024), 4.5e10, 2.5e10)
+    assert ro["Step time lower bound"] == fmt.si(t, "s")
+    assert ro["Your device (measured in this browser)"] == f"{fmt.si(2.5e10, 'B/s')}, {fmt.si(4.5e10, 'FLOP/s')} FP32"
+    assert "no measured BF16 peak; the roof is its FP32 one" in r["message"] and "not a measurement" in r["message"]
+    tight = widgets.render("memory-budget", {"device": "yours-cpu", "your_memory": 8, "_measured": {"yours-cpu": CPU}})
+    assert "needs 31.0 GiB, your CPU has 8.00 GiB (as you set it). The weights alone" in tight["message"]
+    assert "your CPU: 32.0 GiB, as you set it" in r["svg"] and "FP32 measured 45.0 GFLOP/s" in r["svg"]
+    assert "<title>Memory budget of Llama 3 8B on your CPU, one core (measured in this browser)</title>" in r["svg"]
+    # the memory control shows only for a measured device; a GPU's FP16 peak is the nearer roof
+    spec = {p["name"]: p for p in widgets.spec("memory-budget")}
+    assert spec["your_memory"]["show_if"] == ["device", ["yours-gpu", "yours-cpu"]]
+    g = widgets.render("memory-budget", {"device": "yours-gpu", "_measured": {"yours-gpu": GPU}})
+    assert memory_budget.numbers(g["params"] | {"_measured": {"yours-gpu": GPU}})["dtype"] == "fp16"
+    # the datasheet devices keep their own memory, whatever the control holds
+    h = dict(widgets.render("memory-budget", {"your_memory": 1})["readouts"])
+    assert h["Device memory"] == f"{fmt.bytes_iec(80 * 2 ** 30)} (H100 SXM5 80GB), as labelled: an upper bound"
