@@ -91,6 +91,24 @@ def about(x: float, sig: int = 1) -> str:
     return num(x, sig)
 
 
+_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+
+
+def word(n: int) -> str:
+    """A small exact count as prose writes it: zero to ten in words, larger counts as ``num``
+    prints them ("four warps", "32 lanes"). A float is accepted only when it is a whole number.
+
+    >>> word(4), word(10), word(32), word(4096), word(2.0)
+    ('four', 'ten', '32', '4,096', 'two')
+    """
+    _finite(n)
+    if isinstance(n, float):
+        if not n.is_integer():
+            raise ValueError(f"word() is for whole counts, got {n!r}; use about() or num()")
+        n = int(n)
+    return _WORDS[n] if 0 <= n < len(_WORDS) else num(n)
+
+
 def fixed(x: float, decimals: int) -> str:
     """``x`` with a fixed number of decimals; raises if a non-zero ``x`` would read "0".
 

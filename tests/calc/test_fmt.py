@@ -36,6 +36,14 @@ def test_about_rounds_integers_too():
         fmt.about(float("nan"))
 
 
+def test_word_spells_small_counts_only():
+    assert [fmt.word(n) for n in (0, 1, 4, 10)] == ["zero", "one", "four", "ten"]
+    assert fmt.word(11) == "11" and fmt.word(4096) == "4,096" and fmt.word(-3) == "-3"
+    assert fmt.word(3.0) == "three"
+    with pytest.raises(ValueError):
+        fmt.word(2.5)
+
+
 def test_num_prints_integers_exactly():
     assert fmt.num(1024) == "1,024"
     assert fmt.num(2**31 - 1) == "2,147,483,647"
