@@ -21,7 +21,7 @@ from functools import lru_cache
 from calc import collectives, fmt, specs
 
 from . import Param
-from ._svg import esc, line, num, polygon, svg_root, text, text_lines, wrap_px
+from ._svg import STRONG_CHAR_PX, esc, label_px, line, num, polygon, svg_root, text, text_lines, wrap_px
 
 TITLE = "Collective stepper"
 KEYS = json.dumps({"ArrowLeft": {"step": -1}, "ArrowRight": {"step": 1}, "ArrowDown": {"step": -1},
@@ -40,9 +40,9 @@ LEGEND_COPYING = [("wg-hn4", "chunk held"), ("wg-idle", "empty"), ("wg-box wg-se
 def _legend_rows(items, W) -> int:
     x, rows = 10, 1
     for _, label in items:
-        if x + 18 + len(label) * 6.6 > W:
+        if x + 16 + label_px(label) > W - 6:
             x, rows = 10, rows + 1
-        x += 30 + len(label) * 6.6
+        x += 30 + label_px(label)
     return rows
 
 
@@ -316,8 +316,12 @@ def render(params: dict) -> dict:
     W = params.get("_width", 640)
     wide = W >= 480
     body = []
-    head = f"{LABELS.get(c, c)}, {ALGORITHM_LABELS.get(a, a).split(' (')[0].lower()}, {p} GPUs: step {k} of {n}"
-    body.append(text(10, 16, head, "wg-strong"))
+    alg = ALGORITHM_LABELS.get(a, a).split(" (")[0].lower()
+    head = f"{LABELS.get(c, c)}, {alg}, {p} GPUs: step {k} of {n}"
+    shown = next((h for h in (head, f"{LABELS.get(c, c)}, {alg}, p = {p}: step {k}/{n}",
+                              f"{alg.capitalize()}, p = {p}: step {k}/{n}")
+                  if label_px(h, STRONG_CHAR_PX + 0.4) <= W - 20), f"Step {k}/{n}")
+    body.append(text(10, 16, shown, "wg-strong"))
     if wide:
         topo = min(300.0, W / 2 - 10)
         body += _topology(params, tl, k, 4, 26, topo)
@@ -345,11 +349,11 @@ def render(params: dict) -> dict:
     items = (LEGEND_REDUCING if c in REDUCING else LEGEND_COPYING)
     top = y
     for cls, label in items:
-        if x + 18 + len(label) * 6.6 > W:
+        if x + 16 + label_px(label) > W - 6:
             x, y = 10, y + 18
         body.append(f'<rect x="{num(x)}" y="{num(y + 2)}" width="12" height="12" class="{cls}"/>')
         body.append(text(x + 16, y + 12, label, "wg-small wg-muted"))
-        x += 30 + len(label) * 6.6
+        x += 30 + label_px(label)
     y = top + 18 * (rows - 1)
     if not wide:
         side = W - 8                                    # the grid's box: as tall as p = 16 needs

@@ -15,9 +15,10 @@ import math
 from calc import fmt, llm, parallelism as par, specs
 
 from . import Param
-from ._svg import STRONG_CHAR_PX, esc, line, num, svg_root, text, wrap_px
+from ._svg import STRONG_CHAR_PX, esc, label_px, line, num, svg_root, text, wrap_px
 
 TITLE = "Parallelism planner"
+HEAD_CHAR_PX = STRONG_CHAR_PX + 0.4   # a bold 13 px heading in the book's serif: 331 px for 41 characters
 UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "s", "ms", "µs", "min", "h", "days")
 MIN_MEMORY_GB = 40           # GPUs a large model is trained on: the datacenter parts
 
@@ -156,7 +157,15 @@ def _head(lines_, x, y, W, cls="wg-strong", rows=2) -> tuple[list[str], float]:
             merged[-1] += "\x01" + word
         else:
             merged.append(word)
-    lines_ = [ln.replace("\x01", " ") for ln in wrap_px(" ".join(merged), W - 2 * x, STRONG_CHAR_PX)][:rows]
+    lines_, line = [], ""
+    for word in merged:                          # by each line's laid-out width (capitals and digits are wider)
+        trial = f"{line} {word}".strip()
+        if line and label_px(trial.replace("\x01", " "), HEAD_CHAR_PX) > W - 2 * x:
+            lines_.append(line)
+            line = word
+        else:
+            line = trial
+    lines_ = [ln.replace("\x01", " ") for ln in lines_ + [line]][:rows]
     return [text(x, y + 16 * i, ln, cls) for i, ln in enumerate(lines_)], y + 16 * rows
 
 
