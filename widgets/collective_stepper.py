@@ -107,12 +107,14 @@ def ranges(params: dict) -> dict:
 
 
 def key_frames(params: dict) -> list[int]:
-    """Print: before the first step, after it, at the end of the first phase, at the end."""
+    """Print: the end of the first phase (a reduce-scatter's whole chunks) and the end, or the
+    first step and the end for a one-phase collective. Two frames: they print side by side, and a
+    second row of these tall frames ran off the page (the PDF lost the figure's caption)."""
     a, _ = _algorithm(params)
     steps = _steps(params["collective"], a, params["p"])
     n = len(steps)
     phase_end = next((i for i, s in enumerate(steps) if s.phase != steps[0].phase), n)
-    return sorted({0, min(1, n), phase_end, n})
+    return sorted({phase_end if phase_end < n else min(1, n), n})
 
 
 def link_loads(step, chunk_bytes: float) -> dict:
