@@ -156,7 +156,9 @@ MOVES = {"roofline": ('input[name="size"]', ["ArrowRight"] * 6 + ["ArrowLeft"] *
                        'input[name="sel_x"]', ["ArrowUp"] * 6 + ["ArrowDown"] * 6),
          "attention-runner": ('input[name="n"]', ["ArrowRight"] * 3 + ["ArrowLeft"] * 3),
          "steps": (".widget-svg", ["ArrowRight"] * 6 + ["ArrowLeft"] * 6),
-         "memory-budget": ('input[name="batch"]', ["ArrowRight"] * 6 + ["ArrowLeft"] * 6)}
+         "memory-budget": ('input[name="batch"]', ["ArrowRight"] * 6 + ["ArrowLeft"] * 6),
+         "collective-stepper": (".widget-svg", ["ArrowRight"] * 6 + ["ArrowLeft"] * 6),
+         "parallel-planner": ('input[name="gpus"]', ["ArrowRight"] * 6 + ["ArrowLeft"] * 6)}
 
 
 def moves(page, names):

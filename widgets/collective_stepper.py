@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import json
 import math
+from functools import lru_cache
 
 from calc import collectives, fmt, specs
 
 from . import Param
-from ._svg import esc, line, num, polygon, svg_root, text, text_lines, wrap_px
+from ._svg import STRONG_CHAR_PX, esc, label_px, line, num, polygon, svg_root, text, text_lines, wrap_px
 
 TITLE = "Collective stepper"
 KEYS = json.dumps({"ArrowLeft": {"step": -1}, "ArrowRight": {"step": 1}, "ArrowDown": {"step": -1},
@@ -30,6 +31,21 @@ LABELS = {"all-reduce": "All-reduce", "all-gather": "All-gather", "reduce-scatte
           "all-to-all": "All-to-all", "broadcast": "Broadcast"}
 ALGORITHM_LABELS = {"ring": "Ring", "tree": "Tree", "switch": "Switch (in-network reduction)"}
 REDUCING = ("all-reduce", "reduce-scatter")
+WORD_LINES, WORD_LINES_NARROW = 2, 3     # lines the step's sentence may take (wide, phone and print)
+LEGEND_REDUCING = [("wg-hn1", "part of the sum"), ("wg-hn4", "all p summed"), ("wg-idle", "empty"),
+                   ("wg-box wg-sel", "written this step")]
+LEGEND_COPYING = [("wg-hn4", "chunk held"), ("wg-idle", "empty"), ("wg-box wg-sel", "written this step")]
+
+
+def _legend_rows(items, W) -> int:
+    x, rows = 10, 1
+    for _, label in items:
+        if x + 16 + label_px(label) > W - 6:
+            x, rows = 10, rows + 1
+        x += 30 + label_px(label)
+    return rows
+
+
 START = {"all-reduce": "each GPU holds its whole buffer, {n} of {size}, with only its own contribution.",
          "reduce-scatter": "each GPU holds its whole buffer, {n} of {size}, with only its own contribution.",
          "all-gather": "each GPU holds only its own chunk of {size}; it will hold all {n}.",
@@ -37,9 +53,22 @@ START = {"all-reduce": "each GPU holds its whole buffer, {n} of {size}, with onl
          "broadcast": "GPU 0 holds the buffer, {n} of {size}; the others hold nothing."}
 
 
+@lru_cache(maxsize=64)
+def _steps(collective: str, algorithm: str, p: int) -> tuple:
+    """``calc.collectives.steps``, kept: every redraw of a step needs the whole schedule."""
+    return tuple(collectives.steps(collective, algorithm, p))
+
+
+@lru_cache(maxsize=512)
+def _state(collective: str, algorithm: str, p: int, k: int) -> list:
+    """``calc.collectives.chunk_state`` after step k (a reader steps back and forth)."""
+    return collectives.chunk_state(collective, algorithm, p, k)
+
+
+@lru_cache(maxsize=None)
 def _supported(collective: str, algorithm: str) -> bool:
     try:
-        return bool(collectives.steps(collective, algorithm, 4))
+        return bool(_steps(collective, algorithm, 4))
     except (ValueError, NotImplementedError, KeyError):
         return False
 
@@ -74,16 +103,18 @@ def _algorithm(params: dict) -> tuple[str, str | None]:
 
 def ranges(params: dict) -> dict:
     a, _ = _algorithm(params)
-    return {"step": (0, len(collectives.steps(params["collective"], a, params["p"])))}
+    return {"step": (0, len(_steps(params["collective"], a, params["p"])))}
 
 
 def key_frames(params: dict) -> list[int]:
-    """Print: before the first step, after it, at the end of the first phase, at the end."""
+    """Print: the end of the first phase (a reduce-scatter's whole chunks) and the end, or the
+    first step and the end for a one-phase collective. Two frames: they print side by side, and a
+    second row of these tall frames ran off the page (the PDF lost the figure's caption)."""
     a, _ = _algorithm(params)
-    steps = collectives.steps(params["collective"], a, params["p"])
+    steps = _steps(params["collective"], a, params["p"])
     n = len(steps)
     phase_end = next((i for i, s in enumerate(steps) if s.phase != steps[0].phase), n)
-    return sorted({0, min(1, n), phase_end, n})
+    return sorted({phase_end if phase_end < n else min(1, n), n})
 
 
 def link_loads(step, chunk_bytes: float) -> dict:
@@ -104,7 +135,7 @@ def timeline(params: dict) -> dict:
     n_bytes = params["size"] * 1024
     chunk = n_bytes / collectives.chunks(c, a, p)
     bw, alpha = link.bw_per_direction, link.alpha_s or 0.0
-    steps = collectives.steps(c, a, p)
+    steps = _steps(c, a, p)
     sent, received = [0.0] * p, [0.0] * p
     per_step = []
     for s in steps:
@@ -236,15 +267,16 @@ def _topology(params, tl, k, x0, y0, size) -> list[str]:
     return out
 
 
-def _grid(params, tl, k, x0, y0, width) -> tuple[list[str], float]:
-    """GPU × chunk: how many contributions each GPU holds of each chunk after step k."""
+def _grid(params, tl, k, x0, y0, width, height) -> tuple[list[str], float]:
+    """GPU × chunk: how many contributions each GPU holds of each chunk after step k, in a box of
+    ``width`` × ``height`` whatever p is (its cells grow as p falls, up to 34 px)."""
     p, c = params["p"], params["collective"]
-    state = collectives.chunk_state(c, tl["algorithm"], p, k)
+    state = _state(c, tl["algorithm"], p, k)
     written = set()
     if k >= 1:
         written = {(t.dst, t.chunk) for t in tl["steps"][k - 1].transfers if 0 <= t.dst < p}
     nc = tl["chunks"]
-    cell = min(22.0, (width - 34) / max(nc, p * 0.75))
+    cell = min(34.0, (width - 34) / nc, (height - 34) / p)
     out = [text(x0 + 30, y0 + 10, "chunk →", "wg-small wg-muted")]
     gy = y0 + 18
     for j in range(nc):
@@ -252,26 +284,26 @@ def _grid(params, tl, k, x0, y0, width) -> tuple[list[str], float]:
             out.append(text(x0 + 30 + j * cell + cell / 2, gy + 10, str(j), "wg-small wg-muted wg-cellnum", "middle"))
     gy += 16
     reducing = c in REDUCING
+    shade = ["wg-idle"] + [("wg-hn4" if not reducing or have == p else
+                            f"wg-hn{1 + min(2, (3 * (have - 1)) // max(p - 1, 1))}") for have in range(1, p + 1)]
+    xs = [x0 + 30 + j * cell for j in range(nc)]
+    sx, sc, sc2 = [num(x) for x in xs], num(cell), num(cell - 2)
+    tx = [num(x + cell / 2) for x in xs]
+    numbers = reducing and cell >= 16
     for g in range(p):
         y = gy + g * cell
         out.append(text(x0 + 26, y + cell / 2 + 4, f"{g}", "wg-small wg-muted", "end"))
+        sy, ty = num(y), num(y + cell / 2 + 4)
+        row = state[g]
         for j in range(nc):
-            have = len(state[g][j])
-            if have == 0:
-                cls = "wg-idle"
-            elif not reducing or have == p:
-                cls = "wg-hn4"
-            else:
-                cls = f"wg-hn{1 + min(2, (3 * (have - 1)) // max(p - 1, 1))}"
-            x = x0 + 30 + j * cell
-            out.append(f'<rect x="{num(x)}" y="{num(y)}" width="{num(cell)}" height="{num(cell)}" class="{cls}">'
+            have = len(row[j])
+            out.append(f'<rect x="{sx[j]}" y="{sy}" width="{sc}" height="{sc}" class="{shade[have]}">'
                        f"<title>GPU {g}, chunk {j}: {have} of {p}</title></rect>")
-            if reducing and cell >= 16 and have:
-                out.append(text(x + cell / 2, y + cell / 2 + 4, str(have), "wg-small wg-cellnum", "middle"))
+            if numbers and have:
+                out.append(f'<text x="{tx[j]}" y="{ty}" class="wg-small wg-cellnum" text-anchor="middle">{have}</text>')
         for j in range(nc):
             if (g, j) in written:
-                x = x0 + 30 + j * cell
-                out.append(f'<rect x="{num(x + 1)}" y="{num(y + 1)}" width="{num(cell - 2)}" height="{num(cell - 2)}"'
+                out.append(f'<rect x="{num(xs[j] + 1)}" y="{num(y + 1)}" width="{sc2}" height="{sc2}"'
                            f' class="wg-box wg-sel"><title>written in step {k}</title></rect>')
     out.append(text(x0, gy - 4, "GPU", "wg-small wg-muted"))
     return out, gy + p * cell
@@ -286,22 +318,23 @@ def render(params: dict) -> dict:
     W = params.get("_width", 640)
     wide = W >= 480
     body = []
-    head = f"{LABELS.get(c, c)}, {ALGORITHM_LABELS.get(a, a).split(' (')[0].lower()}, {p} GPUs: step {k} of {n}"
-    body.append(text(10, 16, head, "wg-strong"))
+    alg = ALGORITHM_LABELS.get(a, a).split(" (")[0].lower()
+    head = f"{LABELS.get(c, c)}, {alg}, {p} GPUs: step {k} of {n}"
+    shown = next((h for h in (head, f"{LABELS.get(c, c)}, {alg}, p = {p}: step {k}/{n}",
+                              f"{alg.capitalize()}, p = {p}: step {k}/{n}")
+                  if label_px(h, STRONG_CHAR_PX + 0.4) <= W - 20), f"Step {k}/{n}")
+    body.append(text(10, 16, shown, "wg-strong"))
     if wide:
         topo = min(300.0, W / 2 - 10)
         body += _topology(params, tl, k, 4, 26, topo)
-        grid, gbottom = _grid(params, tl, k, topo + 10, 30, W - topo - 14)
+        grid, _ = _grid(params, tl, k, topo + 10, 30, W - topo - 14, topo - 4)
         body += grid
-        y = max(26 + topo, gbottom) + 8
-    else:
-        topo = W - 8
-        topo = min(topo, 300.0)
+        y = 26 + topo + 8
+    else:                                               # a phone: the grid comes last
+        topo = min(W - 8, 300.0)
         body += _topology(params, tl, k, (W - topo) / 2, 24, topo)
-        grid, gbottom = _grid(params, tl, k, 4, 24 + topo, W - 8)
-        body += grid
-        y = gbottom + 8
-    # the step in words, under both
+        y = 24 + topo
+    # the step in words, under both (room for the longest it can be, so that nothing below moves)
     if k == 0:
         words = "Before the first step: " + START[c].format(n=fmt.count(tl["chunks"], "chunk"),
                                                            size=fmt.bytes_iec(tl["chunk"]))
@@ -312,17 +345,24 @@ def render(params: dict) -> dict:
                  f"{fmt.bytes_iec(per[k - 1]['busiest'])}. Time so far {fmt.duration(per[k - 1]['so_far'])}.")
     lines = wrap_px(words, W - 20)
     body += text_lines(10, y + 8, lines, "wg-small", 15)
-    y += 15 * len(lines) + 4
-    # legend
-    x = 10
-    items = ([("wg-hn1", "part of the sum"), ("wg-hn4", "all p summed")] if c in REDUCING else
-             [("wg-hn4", "chunk held")]) + [("wg-idle", "empty"), ("wg-box wg-sel", "written this step")]
+    y += 15 * max(len(lines), WORD_LINES if wide else WORD_LINES_NARROW) + 4
+    # legend (its rows counted for the longest, a reducing collective's)
+    x, rows = 10, _legend_rows(LEGEND_REDUCING, W)
+    items = (LEGEND_REDUCING if c in REDUCING else LEGEND_COPYING)
+    top = y
     for cls, label in items:
-        if x + 18 + len(label) * 6.6 > W:
+        if x + 16 + label_px(label) > W - 6:
             x, y = 10, y + 18
         body.append(f'<rect x="{num(x)}" y="{num(y + 2)}" width="12" height="12" class="{cls}"/>')
         body.append(text(x + 16, y + 12, label, "wg-small wg-muted"))
-        x += 30 + len(label) * 6.6
+        x += 30 + label_px(label)
+    y = top + 18 * (rows - 1)
+    if not wide:
+        side = W - 8                                    # the grid's box: as tall as p = 16 needs
+        grid_h = 34 + 16 * min(34.0, (side - 34) / 16)
+        grid, _ = _grid(params, tl, k, 4, y + 22, side, grid_h)
+        body += grid
+        y += 22 + grid_h - 14
     H = y + 22
 
     link = tl["link"]

@@ -55,7 +55,9 @@ def sliders(root):
 
 
 @pytest.mark.parametrize("page_path,widget", [("chapters/serving.html", "memory-budget"),
-                                              ("chapters/attention.html", "attention-runner")])
+                                              ("chapters/attention.html", "attention-runner"),
+                                              ("chapters/communication.html", "collective-stepper"),
+                                              ("chapters/communication.html", "parallel-planner")])
 def test_a_pinned_figure_never_covers_the_control_in_use(chromium, base, page_path, widget):
     """Phone: a tap on any slider, with the slider high or low on the screen, leaves that slider
     reachable (nothing drawn over it); the caption scrolls with the page; a pinned drawing is at
@@ -148,6 +150,10 @@ WHERE = "([root, name]) => root.querySelector(`input[name=\"${name}\"]`).getBoun
     ("chapters/serving.html", "memory-budget", "batch", "el => !el.querySelector('.widget-message').hidden"),
     # N to its largest: the matrices grow
     ("chapters/attention.html", "attention-runner", "n", "el => /16×/.test(el.querySelector('.widget-readouts').textContent)"),
+    # TP to its largest: the plan cannot run, and says so
+    ("chapters/communication.html", "parallel-planner", "tp", "el => !el.querySelector('.widget-message').hidden"),
+    # p to 16: the ring all-reduce takes 30 steps
+    ("chapters/communication.html", "collective-stepper", "p", "el => /of 30/.test(el.querySelector('.widget-readouts').textContent)"),
 ])
 def test_the_controls_stay_put_while_in_use(chromium, base, viewport, page_path, widget, name, moved):
     web = open_live(chromium, base, page_path, viewport)

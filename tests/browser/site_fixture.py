@@ -38,7 +38,8 @@ def make_site(site: Path, pages: dict[str, list[tuple[str, dict]]] | None = None
     """Write pages (path -> [(widget, params)]), the assets and the Python runtime into ``site``."""
     pages = pages or {
         "chapters/widgets.html": [("roofline", {}), ("blockgrid", {}), ("attention-runner", {}),
-                                  ("steps", {}), ("memory-budget", {})],
+                                  ("steps", {}), ("memory-budget", {}), ("collective-stepper", {}),
+                                  ("parallel-planner", {})],
         "chapters/next.html": [("roofline", {"device": "a100-sxm-80gb"})],
     }
     for rel in ("assets/js/widgets-host.js", "assets/js/widgets-worker.js", "assets/css/widgets.css"):

@@ -49,7 +49,8 @@ def test_controls_work_on_the_builds_figure_and_python_draws_the_same(web, site_
     web.context.add_init_script(COUNT_FIGURE_CHANGES)
     page = open_live(web, site_url)
     stats = page.evaluate("BookWidgets.stats")
-    for name in ("roofline", "blockgrid", "attention-runner", "steps", "memory-budget"):
+    for name in ("roofline", "blockgrid", "attention-runner", "steps", "memory-budget", "collective-stepper",
+                 "parallel-planner"):
         assert stats["liveAt"][name] < stats["drawnAt"][name]
     changes = page.evaluate("window.__figureChanges")
     # The runner shows floating-point residuals (Σ P − 1, O − O_ref): exp() in the browser's libm may
@@ -59,7 +60,8 @@ def test_controls_work_on_the_builds_figure_and_python_draws_the_same(web, site_
     for change in runner:
         old, arrow, new = change.partition(" -> ")
         assert arrow and number.sub("#", old) == number.sub("#", new), change
-    assert changes == {"roofline": [], "blockgrid": [], "steps": [], "memory-budget": []}
+    assert changes == {"roofline": [], "blockgrid": [], "steps": [], "memory-budget": [], "collective-stepper": [],
+                       "parallel-planner": []}
     assert web.errors == []
 
 
@@ -246,7 +248,9 @@ def test_each_redraw_leaves_exactly_pythons_figure(web, site_url):
     moves = {"roofline": ('input[name="size"]', ["ArrowRight", "ArrowRight", "ArrowLeft"]),
              "blockgrid": ('input[name="sel_x"]', ["ArrowUp", "ArrowUp", "ArrowDown"]),
              "attention-runner": ('input[name="n"]', ["ArrowRight", "ArrowRight", "ArrowLeft", "ArrowLeft", "ArrowLeft"]),
-             "steps": (".widget-svg", ["ArrowRight", "ArrowRight", "ArrowLeft"])}
+             "steps": (".widget-svg", ["ArrowRight", "ArrowRight", "ArrowLeft"]),
+             "collective-stepper": (".widget-svg", ["ArrowRight", "ArrowRight", "ArrowLeft"]),
+             "parallel-planner": ('input[name="tp"]', ["ArrowRight", "ArrowLeft", "ArrowLeft"])}
     for name, (selector, keys) in moves.items():
         root = page.locator(f'.widget[data-widget="{name}"]')
         root.locator(selector).focus()

@@ -79,8 +79,11 @@ def test_small_buffers_are_latency_bound():
     assert r["Time so far"] == fmt.duration(30 * alpha + 30 * 64 / (450e9))
 
 
-def test_print_frames_are_the_start_the_first_step_the_phase_change_and_the_end():
-    assert cs.key_frames(widgets.render("collective-stepper", {"p": 4})["params"]) == [0, 1, 3, 6]
+def test_print_frames_are_the_phase_change_and_the_end():
+    frames = lambda **p: cs.key_frames(widgets.render("collective-stepper", p)["params"])
+    assert frames(p=4) == [3, 6]                                    # after the reduce-scatter, after the all-gather
+    assert frames(p=4, collective="all-gather") == [1, 3]           # one phase: the first step and the last
+    assert frames(p=8, algorithm="switch") == [1, 2]
 
 
 def test_the_figure_takes_the_arrow_keys():
@@ -109,3 +112,15 @@ def test_a_tree_all_reduce_moves_two_halves_and_a_switch_takes_two_steps():
     switch = render(algorithm="switch", p=8, step=10**6)
     assert switch["params"]["step"] == 2 and set(cells(switch).values()) == {8}
     assert "switch" in "".join(ET.fromstring(switch["svg"]).itertext())
+
+
+@pytest.mark.parametrize("width", [300, 340, 640])
+def test_the_figure_is_as_tall_in_every_state(width):
+    """The controls sit under the figure: a figure that grew with p (the grid's rows) moved them by
+    33 px in the built book. The grid's box is p = 16's, the sentence and legend have fixed room."""
+    cases = widgets.states("collective-stepper") + [
+        {"p": p, "step": s, "size": z, "collective": c, "algorithm": a}
+        for p in (2, 5, 16) for s in (0, 1, 100) for z in (1, 4194304)
+        for c in ("all-to-all", "all-reduce", "broadcast") for a in ("ring", "switch")]
+    heights = {ET.fromstring(render(**case, _width=width)["svg"]).get("height") for case in cases}
+    assert len(heights) == 1, heights
