@@ -21,7 +21,7 @@ from functools import lru_cache
 from calc import collectives, fmt, specs
 
 from . import Param
-from ._svg import esc, line, num, polygon, svg_root, text, text_lines, wrap_px
+from ._svg import STRONG_CHAR_PX, esc, label_px, line, num, polygon, svg_root, text, text_lines, wrap_px
 
 TITLE = "Collective stepper"
 KEYS = json.dumps({"ArrowLeft": {"step": -1}, "ArrowRight": {"step": 1}, "ArrowDown": {"step": -1},
@@ -40,9 +40,9 @@ LEGEND_COPYING = [("wg-hn4", "chunk held"), ("wg-idle", "empty"), ("wg-box wg-se
 def _legend_rows(items, W) -> int:
     x, rows = 10, 1
     for _, label in items:
-        if x + 18 + len(label) * 6.6 > W:
+        if x + 16 + label_px(label) > W - 6:
             x, rows = 10, rows + 1
-        x += 30 + len(label) * 6.6
+        x += 30 + label_px(label)
     return rows
 
 
@@ -107,12 +107,14 @@ def ranges(params: dict) -> dict:
 
 
 def key_frames(params: dict) -> list[int]:
-    """Print: before the first step, after it, at the end of the first phase, at the end."""
+    """Print: the end of the first phase (a reduce-scatter's whole chunks) and the end, or the
+    first step and the end for a one-phase collective. Two frames: they print side by side, and a
+    second row of these tall frames ran off the page (the PDF lost the figure's caption)."""
     a, _ = _algorithm(params)
     steps = _steps(params["collective"], a, params["p"])
     n = len(steps)
     phase_end = next((i for i, s in enumerate(steps) if s.phase != steps[0].phase), n)
-    return sorted({0, min(1, n), phase_end, n})
+    return sorted({phase_end if phase_end < n else min(1, n), n})
 
 
 def link_loads(step, chunk_bytes: float) -> dict:
@@ -316,8 +318,12 @@ def render(params: dict) -> dict:
     W = params.get("_width", 640)
     wide = W >= 480
     body = []
-    head = f"{LABELS.get(c, c)}, {ALGORITHM_LABELS.get(a, a).split(' (')[0].lower()}, {p} GPUs: step {k} of {n}"
-    body.append(text(10, 16, head, "wg-strong"))
+    alg = ALGORITHM_LABELS.get(a, a).split(" (")[0].lower()
+    head = f"{LABELS.get(c, c)}, {alg}, {p} GPUs: step {k} of {n}"
+    shown = next((h for h in (head, f"{LABELS.get(c, c)}, {alg}, p = {p}: step {k}/{n}",
+                              f"{alg.capitalize()}, p = {p}: step {k}/{n}")
+                  if label_px(h, STRONG_CHAR_PX + 0.4) <= W - 20), f"Step {k}/{n}")
+    body.append(text(10, 16, shown, "wg-strong"))
     if wide:
         topo = min(300.0, W / 2 - 10)
         body += _topology(params, tl, k, 4, 26, topo)
@@ -345,11 +351,11 @@ def render(params: dict) -> dict:
     items = (LEGEND_REDUCING if c in REDUCING else LEGEND_COPYING)
     top = y
     for cls, label in items:
-        if x + 18 + len(label) * 6.6 > W:
+        if x + 16 + label_px(label) > W - 6:
             x, y = 10, y + 18
         body.append(f'<rect x="{num(x)}" y="{num(y + 2)}" width="12" height="12" class="{cls}"/>')
         body.append(text(x + 16, y + 12, label, "wg-small wg-muted"))
-        x += 30 + len(label) * 6.6
+        x += 30 + label_px(label)
     y = top + 18 * (rows - 1)
     if not wide:
         side = W - 8                                    # the grid's box: as tall as p = 16 needs

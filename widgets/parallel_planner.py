@@ -15,9 +15,10 @@ import math
 from calc import fmt, llm, parallelism as par, specs
 
 from . import Param
-from ._svg import STRONG_CHAR_PX, esc, line, num, svg_root, text, wrap_px
+from ._svg import STRONG_CHAR_PX, esc, label_px, line, num, svg_root, text, wrap_px
 
 TITLE = "Parallelism planner"
+HEAD_CHAR_PX = STRONG_CHAR_PX + 0.4   # a bold 13 px heading in the book's serif: 331 px for 41 characters
 UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "s", "ms", "µs", "min", "h", "days")
 MIN_MEMORY_GB = 40           # GPUs a large model is trained on: the datacenter parts
 
@@ -110,7 +111,10 @@ def plan(params: dict) -> par.Plan:
 
 
 def _short(dev) -> str:
-    return dev.label.replace("NVIDIA ", "").replace("AMD ", "").replace("Instinct ", "")
+    """"H100 SXM5", "B200 (HGX)", "MI300X": the label without vendor and capacity (the bar gives it)."""
+    name = dev.label.replace("NVIDIA ", "").replace("AMD ", "").replace("Instinct ", "")
+    last = name.rsplit(" ", 1)
+    return last[0] if len(last) == 2 and last[1].endswith("GB") and last[1][:-2].isdigit() else name
 
 
 def print_frames(params: dict) -> list[tuple[str, dict]]:
@@ -148,16 +152,35 @@ def _legend(items, x0, y, W, cols) -> tuple[list[str], float]:
     return out, y + 16 * math.ceil(len(items) / cols)
 
 
-def _head(lines_, x, y, W, cls="wg-strong", rows=2) -> tuple[list[str], float]:
-    """Up to ``rows`` lines of a heading (always ``rows`` lines of room)."""
+def _wrap(content: str, room: float) -> list[str]:
+    """Lines of ``content`` by each line's laid-out width (capitals and digits are wider), a number
+    kept on the line of its unit."""
     merged: list[str] = []
-    for word in lines_.split(" "):               # a number keeps its unit on its line
+    for word in content.split(" "):
         if merged and word.rstrip(",.:;") in UNITS and merged[-1][-1:].isdigit():
             merged[-1] += "\x01" + word
         else:
             merged.append(word)
-    lines_ = [ln.replace("\x01", " ") for ln in wrap_px(" ".join(merged), W - 2 * x, STRONG_CHAR_PX)][:rows]
-    return [text(x, y + 16 * i, ln, cls) for i, ln in enumerate(lines_)], y + 16 * rows
+    lines, line = [], ""
+    for word in merged:
+        trial = f"{line} {word}".strip()
+        if line and label_px(trial.replace("\x01", " "), HEAD_CHAR_PX) > room:
+            lines.append(line)
+            line = word
+        else:
+            line = trial
+    return [ln.replace("\x01", " ") for ln in lines + [line]]
+
+
+def _head(candidates, x, y, W, cls="wg-strong", rows=2) -> tuple[list[str], float]:
+    """The first of ``candidates`` (longest first) that fits in ``rows`` lines, always ``rows`` lines
+    of room; the last is cut to them if none does."""
+    candidates = [candidates] if isinstance(candidates, str) else candidates
+    for content in candidates:
+        lines = _wrap(content, W - 2 * x)
+        if len(lines) <= rows:
+            break
+    return [text(x, y + 16 * i, ln, cls) for i, ln in enumerate(lines[:rows])], y + 16 * rows
 
 
 def _layout(W):
@@ -180,11 +203,16 @@ def render(params: dict) -> dict:
 
     # heading: the configuration (two lines of room)
     if p is not None:
-        head = (f"{m.label} on {fmt.num(p.gpus)} × {_short(dev)}: TP {p.tp} × PP {p.pp} × DP {fmt.num(p.dp)}, "
-                f"{ZERO_SHORT[params['zero']]}")
+        # "\x01" glues: the degrees never break across lines, nor "ZeRO-3 (FSDP)"
+        degrees = (f"TP {p.tp} × PP {p.pp} × DP {fmt.num(p.dp)},".replace(" ", "\x01")
+                   + " " + ZERO_SHORT[params["zero"]].replace(" ", "\x01"))
+        head = f"{m.label} on {fmt.num(p.gpus)} × {_short(dev)}: {degrees}"
+        heads = [head, f"{m.label}, {fmt.num(p.gpus)} GPUs: {degrees}", degrees]
     else:
         head = f"{m.label} on {fmt.num(params['gpus'])} × {_short(dev)}: cannot run as set"
-    out, y = _head(head, ml, 16, W)
+        heads = [head, "Cannot run as set"]
+    head = head.replace("\x01", " ")
+    out, y = _head(heads, ml, 16, W)
     body += out
 
     # ---- memory
@@ -192,8 +220,8 @@ def render(params: dict) -> dict:
     if p is not None:
         mem = par.memory(p)
         cap, total = mem.capacity_bytes, mem.total_bytes
-        label = (f"Memory per GPU: {fmt.bytes_iec(total)} of {fmt.bytes_iec(cap)}"
-                 + ("" if mem.fits else ": does not fit"))
+        label = [f"Memory per GPU: {fmt.bytes_iec(total)} of {fmt.bytes_iec(cap)}" + ("" if mem.fits else ": does not fit"),
+                 f"Per GPU: {fmt.bytes_iec(total)} of {fmt.bytes_iec(cap)}" + ("" if mem.fits else ", over")]
     else:
         mem, cap, total = None, specs.device(params["device"]).mem_capacity_bytes, 0.0
         label = "Memory per GPU: (no plan)"
@@ -221,7 +249,8 @@ def render(params: dict) -> dict:
     y += 10
     if p is not None:
         st = par.step(p)
-        label = f"Step time: {fmt.duration(st.time_s)}, set by {st.bound}"
+        label = [f"Step time: {fmt.duration(st.time_s)}, set by {st.bound}",
+                 f"Step: {fmt.duration(st.time_s)}, {st.bound}"]
     else:
         st = None
         label = "Step time: (no plan)"

@@ -13,6 +13,8 @@ from calc import exercises as E
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = ["roofline", "gpu", "cuda-threads", "attention", "tiling-systolic", "serving"]
+#: chapters with one exercise so far (the communication chapter's reduce step)
+ONE_EXERCISE = ["communication"]
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +56,13 @@ HARRIS_2 = """def reduce(g_in, g_out, n):
 
 # (exercise, how the reference is made wrong, the stage the check must stop at, the failing figure)
 PROBES = [
+    ("ex-comm-reduce-step", "forgets the slice's offset",
+     lambda c: edit(c, "B[off + i] = add(B[off + i], R[i])", "B[i] = add(B[i], R[i])"), "mismatch", None),
+    ("ex-comm-reduce-step", "copies the slice instead of adding it",
+     lambda c: edit(c, "B[off + i] = add(B[off + i], R[i])", "B[off + i] = R[i]"), "mismatch", None),
+    ("ex-comm-reduce-step", "a block per element of a warp's run (strided again)",
+     lambda c: edit(c, "i = blockIdx.x * blockDim.x + threadIdx.x", "i = threadIdx.x * gridDim.x + blockIdx.x"),
+     "budget", "sectors_per_request"),
     ("ex-roofline-fuse", "one thread does it all",
      lambda c: "def fused(A, B, C, D, T, n):\n    if blockIdx.x == 0 and threadIdx.x == 0:\n"
                "        for i in range(n):\n            D[i] = mul(add(A[i], B[i]), C[i])\n",
@@ -124,3 +133,4 @@ def test_every_chapter_from_the_roofline_on_has_two_exercises_and_the_book_fifte
     per = {c: [e for e in book.values() if e.path == f"chapters/{c}.qmd"] for c in CHAPTERS}
     assert all(len(v) >= 2 for v in per.values()), {c: len(v) for c, v in per.items()}
     assert len(book) >= 15
+    assert all(any(e.path == f"chapters/{c}.qmd" for e in book.values()) for c in ONE_EXERCISE)

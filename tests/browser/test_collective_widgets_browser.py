@@ -79,3 +79,27 @@ def test_a_finger_drags_the_planners_gpu_slider_on_a_phone(browser, site_url):
         assert web.errors == []
     finally:
         ctx.close()
+
+
+# Each label's laid-out box (getBBox) against the figure's viewBox: SVG text does not wrap, and a
+# label longer than its room is cut off at the figure's edge (the planner's heading was, at 340 px).
+OUTSIDE = """() => { const svg = document.querySelector('svg'); const w = svg.viewBox.baseVal.width;
+  return [...svg.querySelectorAll('text')].map(t => [t.textContent, t.getBBox()])
+    .filter(([, b]) => b.x < -0.5 || b.x + b.width > w + 0.5).map(([s, b]) => [s, Math.round(b.x), Math.round(b.x + b.width), w]); }"""
+
+
+def test_no_label_runs_off_the_figure(web):
+    from pathlib import Path
+    css = (Path(__file__).resolve().parents[2] / "assets" / "css" / "widgets.css").read_text()
+    found = []
+    for name in ("collective-stepper", "parallel-planner"):
+        cases = widgets.states(name) + [dict(c, step=s) for c in widgets.states(name)[:8] for s in (0, 1, 10**6)
+                                         if name == "collective-stepper"]
+        for width in (300, 340, 640):
+            for case in cases:
+                svg = widgets.render(name, {**case, "_width": width})["svg"]
+                # the book's body font (palette.css --font-body), which the figures' text inherits
+                web.page.set_content(f"<style>{css} body{{font-family:Charter,'Bitstream Charter','Iowan Old Style',Georgia,serif}}</style>"
+                                     f"<div class='widget-svg'>{svg}</div>")
+                found += [(name, width, case, t) for t in web.page.evaluate(OUTSIDE)]
+    assert found == [], "\n".join(map(str, found[:20]))

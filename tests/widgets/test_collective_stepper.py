@@ -79,8 +79,11 @@ def test_small_buffers_are_latency_bound():
     assert r["Time so far"] == fmt.duration(30 * alpha + 30 * 64 / (450e9))
 
 
-def test_print_frames_are_the_start_the_first_step_the_phase_change_and_the_end():
-    assert cs.key_frames(widgets.render("collective-stepper", {"p": 4})["params"]) == [0, 1, 3, 6]
+def test_print_frames_are_the_phase_change_and_the_end():
+    frames = lambda **p: cs.key_frames(widgets.render("collective-stepper", p)["params"])
+    assert frames(p=4) == [3, 6]                                    # after the reduce-scatter, after the all-gather
+    assert frames(p=4, collective="all-gather") == [1, 3]           # one phase: the first step and the last
+    assert frames(p=8, algorithm="switch") == [1, 2]
 
 
 def test_the_figure_takes_the_arrow_keys():
