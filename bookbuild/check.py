@@ -171,7 +171,8 @@ class Linter:
                 self.add(path, line_of(text, str(pre)), "error",
                          f"prerequisite {pre} is not a chapter of the book")
         for rule in (quarto_rules.titled_twice(path, doc, text, _without_code(text)),
-                     quarto_rules.inline_in_math(path, doc, text)):
+                     quarto_rules.inline_in_math(path, doc, text),
+                     quarto_rules.span_edge_spaces(path, _without_code(text))):
             for file, line, message in rule:
                 self.add(file, line, "error", message)
         ast = pandoc.read(_skeleton(doc), path.parent, ch.source.as_posix())

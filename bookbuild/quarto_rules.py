@@ -9,6 +9,8 @@ behaviour it guards against:
   which TeX then reads differently;
 * a filter that finds files through the working directory or its own path: Quarto runs Pandoc in
   the chapter's folder, so ``PANDOC_SCRIPT_FILE`` is ``../filters/x.lua`` there;
+* a bracketed span with a space just inside its brackets (``done.[ More]{.x}``): Pandoc's
+  Markdown reader, which Quarto uses too, trims a span's edges, so the page prints ``done.More``;
 * a page asset under ``assets/`` that ``_quarto.yml`` does not declare (``format: html: css``,
   ``include-in-header``, ``project: resources``), and widgets without the ``post-render`` script
   that puts their runtime in the site: a Quarto render has neither.
@@ -77,6 +79,19 @@ def inline_in_math(path: Path, doc: Document, text: str) -> Iterator[Finding]:
             yield (path, number, f"inline expression `{{python}} {m.group('expr').strip()}` inside math "
                                  "must be IPython.display.Markdown (Quarto escapes a str for markdown, "
                                  "and TeX reads the escapes): call a function of this chapter that returns Markdown")
+
+
+# A bracketed span, `[text]{attributes}`, whose text starts or ends with a space; links (`](`) and
+# task-list boxes (`[ ]`, `[x]`) are not spans.
+SPAN_EDGE_SPACE = re.compile(r"(?<![\\!])\[(?: +[^\]\s][^\]\n]*|[^\]\n]*[^\]\s] +)\]\{")
+
+
+def span_edge_spaces(path: Path, markdown_text: str) -> Iterator[Finding]:
+    """``markdown_text``: the source with code blanked (check._without_code), lines kept."""
+    for number, line in enumerate(markdown_text.split("\n"), 1):
+        for m in SPAN_EDGE_SPACE.finditer(line):
+            yield (path, number, f"a space just inside the span {m.group(0)[:40]}... is dropped by Pandoc's "
+                                 "reader (so by Quarto too): put the space outside the brackets")
 
 
 PATH_FROM_CWD = re.compile(r"PANDOC_SCRIPT_FILE|get_working_directory|io\.open\s*\(")

@@ -206,6 +206,17 @@ def test_check_finds_a_plain_inline_value_inside_math(fixture_book):
     assert len(found) == 1 and f"chapters/two.qmd:{line + 6}:" in found[0] and "str(3)" in found[0]
 
 
+def test_check_finds_a_space_a_span_would_drop(fixture_book):
+    # Pandoc's reader (so Quarto's too) trims a bracketed span's edges: "done.[ More]{.x}" prints
+    # "done.More". The roofline chapter's widget caption lost its space this way in both builds.
+    line = append(fixture_book / "chapters/two.qmd",
+                  "Kept. [Said]{.content-visible when-format=\"html\"} and\n"
+                  "lost.[ Gone]{.content-visible when-format=\"html\"} too [x ]{.mark}.\n")
+    found = [m for m in messages(fixture_book) if "span" in m and "space" in m]
+    assert [m.split(": ", 1)[0] for m in found] == [f"chapters/two.qmd:{line + 1}"] * 2
+    assert "[ Gone]" in found[0] and "[x ]" in found[1]
+
+
 def test_check_finds_a_filter_that_depends_on_the_working_directory(fixture_book):
     append(fixture_book / "filters/shout.lua", 'local f = io.open("notes.txt")\n')
     assert any(m.startswith("filters/shout.lua:") and "working directory" in m for m in messages(fixture_book))
