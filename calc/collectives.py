@@ -271,6 +271,49 @@ def step_count(collective: str, algorithm: str, p: int) -> int:
     return {"all-reduce": 2 * (p - 1), "broadcast": 2 * p - 2 if p > 1 else 0}.get(collective, p - 1)
 
 
+def disjoint_rings(p: int) -> list[list[int]]:
+    """``p - 1`` rings over ``p`` GPUs that share no directed link, found by search: on a fully
+    connected mesh (the MI300X's eight GPUs, seven links each) a ring collective cut into ``p - 1``
+    parts, one per ring, keeps every link busy. Such rings exist for every ``p`` but 4 and 6
+    (a Hamiltonian decomposition of the complete symmetric digraph; Tillson, 1980); for those two,
+    and for ``p < 2``, this raises ValueError.
+
+    >>> rings = disjoint_rings(8)
+    >>> len(rings), len({(r[i], r[(i + 1) % 8]) for r in rings for i in range(8)})
+    (7, 56)
+    """
+    if p < 2 or p in (4, 6):
+        raise ValueError(f"no {p - 1} link-disjoint rings over {p} GPUs (they exist for p >= 2 but 4 and 6)")
+    used: set = set()
+    found: list = []
+
+    def cycles(path):
+        if len(path) == p:
+            if (path[-1], 0) not in used:
+                yield path
+            return
+        for nxt in range(1, p):
+            if nxt not in path and (path[-1], nxt) not in used:
+                yield from cycles(path + [nxt])
+
+    def solve() -> bool:
+        if len(found) == p - 1:
+            return True
+        for c in cycles([0]):
+            arcs = {(c[i], c[(i + 1) % p]) for i in range(p)}
+            used.update(arcs)
+            found.append(c)
+            if solve():
+                return True
+            used.difference_update(arcs)
+            found.pop()
+        return False
+
+    if not solve():  # pragma: no cover - excluded above
+        raise ValueError(f"no link-disjoint rings found over {p} GPUs")
+    return found
+
+
 def time_s(collective: str, algorithm: str, p: int, n_bytes: float, link: Link,
            alpha_s: float | None = None, base_s: float = 0.0) -> float:
     """Alpha-beta time: base + steps x alpha + busiest direction's bytes / link bandwidth.

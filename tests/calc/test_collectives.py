@@ -154,3 +154,19 @@ def test_bad_input_is_a_clear_error():
 def test_measured_figures_carry_their_source():
     m = c.H100_8X_ALLREDUCE_BUSBW_PEAK
     assert m.source.key == "austin2025scalingbook" and m.value < specs.link("nvlink4").bw_per_direction
+
+
+@pytest.mark.parametrize("p", [2, 3, 5, 8, 9])
+def test_disjoint_rings_cover_every_directed_link_of_a_mesh_once(p):
+    # A full mesh of p GPUs has p(p-1) directed links; p-1 rings of p links each use them all,
+    # so the rings must each visit every GPU and share no link.
+    rings = c.disjoint_rings(p)
+    arcs = [(r[i], r[(i + 1) % p]) for r in rings for i in range(p)]
+    assert len(rings) == p - 1 and all(sorted(r) == list(range(p)) for r in rings)
+    assert len(set(arcs)) == len(arcs) == p * (p - 1)
+
+
+@pytest.mark.parametrize("p", [1, 4, 6])
+def test_disjoint_rings_say_where_none_exist(p):
+    with pytest.raises(ValueError, match="link-disjoint rings"):
+        c.disjoint_rings(p)
