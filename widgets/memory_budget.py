@@ -289,7 +289,8 @@ def render(params: dict) -> dict:
     message = " ".join(messages) or None
     title = f"Memory budget of {m.label} on " + (dev.label[0].lower() + dev.label[1:] if dev.measured else f"the {dev.label}")
     desc = (f"Stacked bar: weights {fmt.bytes_iec(b.weights_bytes)}, KV cache {fmt.bytes_iec(b.kv_cache_bytes)}, "
-            f"activations {fmt.bytes_iec(b.activations_bytes)} against {fmt.bytes_iec(b.capacity_bytes)}: "
+            f"activations {fmt.bytes_iec(b.activations_bytes)} against {fmt.bytes_iec(b.capacity_bytes)}"
+            f"{', the memory you set' if dev.measured else ''}: "
             f"{'fits' if b.fits else 'does not fit'}. Below, a roofline with the decode step at "
             f"{fmt.num(step.intensity)} FLOP per byte, {reg}, attainable {fmt.si(att, 'FLOP/s')}.")
     return {"svg": svg_root(W, H, "wg-memory-budget", title, desc, bar + roof), "readouts": readouts,

@@ -80,6 +80,7 @@ def test_the_memory_budget_draws_the_measured_device_with_the_memory_the_reader_
     assert "needs 31.0 GiB, your CPU has 8.00 GiB (as you set it). The weights alone" in tight["message"]
     assert "your CPU: 32.0 GiB, as you set it" in r["svg"] and "FP32 measured 45.0 GFLOP/s" in r["svg"]
     assert "<title>Memory budget of Llama 3 8B on your CPU, one core (measured in this browser)</title>" in r["svg"]
+    assert "against 32.0 GiB, the memory you set: fits" in r["svg"]   # the figure's desc, which a screen reader hears
     # the memory control shows only for a measured device; a GPU's FP16 peak is the nearer roof
     spec = {p["name"]: p for p in widgets.spec("memory-budget")}
     assert spec["your_memory"]["show_if"] == ["device", ["yours-gpu", "yours-cpu"]]
