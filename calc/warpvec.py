@@ -91,7 +91,7 @@ class Lanes:
 
     def __init__(self, v: list):
         self.v = v
-        self.memo = None  # as an index: {(shape, other index): flat elements}, made on first use
+        self.memo = None  # as an index: flat elements per array shape and number beside it (_flat2)
 
     def __bool__(self):
         v = self.v
@@ -380,13 +380,17 @@ def _flat2(a, st, index, store: bool = False) -> list:
     s0, s1 = a._s0, a._s1
     ci, cj = i.__class__, j.__class__
     if ci is Lanes and cj is int or ci is int and cj is Lanes:  # a lane index and a number: remembered
-        lanes, key = (i, (s0, s1, store, 0, j)) if ci is Lanes else (j, (s0, s1, store, i, None))
+        # memo[shape][4 · number + 2 · store + (1 if the lanes pick the column)]
+        lanes, key = (i, 4 * j + 2 * store) if ci is Lanes else (j, 4 * i + 2 * store + 1)
         memo = lanes.memo
         if memo is None:
             memo = lanes.memo = {}
-        ks = memo.get(key)
+        by_shape = memo.get(a.shape)
+        if by_shape is None:
+            by_shape = memo[a.shape] = {}
+        ks = by_shape.get(key)
         if ks is None:
-            ks = memo[key] = _flat2_lanes(a, st, i, j, ci, cj, s0, s1, store)
+            ks = by_shape[key] = _flat2_lanes(a, st, i, j, ci, cj, s0, s1, store)
         return ks
     return _flat2_lanes(a, st, i, j, ci, cj, s0, s1, store)
 
@@ -429,9 +433,13 @@ class _V2:
             ks = None
             if i.__class__ is Lanes:
                 if j.__class__ is int and i.memo is not None:
-                    ks = i.memo.get((self._s0, self._s1, False, 0, j))
+                    by_shape = i.memo.get(self.shape)
+                    if by_shape is not None:
+                        ks = by_shape.get(4 * j)
             elif i.__class__ is int and j.__class__ is Lanes and j.memo is not None:
-                ks = j.memo.get((self._s0, self._s1, False, i, None))
+                by_shape = j.memo.get(self.shape)
+                if by_shape is not None:
+                    ks = by_shape.get(4 * i + 1)
             if ks is not None:
                 data = self.data
                 vals = [data[k] for k in ks]
