@@ -91,7 +91,7 @@ class Lanes:
 
     def __init__(self, v: list):
         self.v = v
-        self.memo = None  # as an index: flat elements per array shape and number beside it (_flat2)
+        self.memo = None  # as an index: the flat elements it gives per array shape and number (_flat2)
 
     def __bool__(self):
         v = self.v
@@ -380,17 +380,15 @@ def _flat2(a, st, index, store: bool = False) -> list:
     s0, s1 = a._s0, a._s1
     ci, cj = i.__class__, j.__class__
     if ci is Lanes and cj is int or ci is int and cj is Lanes:  # a lane index and a number: remembered
-        # memo[shape][4 · number + 2 · store + (1 if the lanes pick the column)]
-        lanes, key = (i, 4 * j + 2 * store) if ci is Lanes else (j, 4 * i + 2 * store + 1)
+        # memo[the shape's key + 4 · number + 2 · store + (1 if the lanes pick the column)]
+        key = a._mkey + (4 * j + 2 * store if ci is Lanes else 4 * i + 2 * store + 1)
+        lanes = i if ci is Lanes else j
         memo = lanes.memo
         if memo is None:
             memo = lanes.memo = {}
-        by_shape = memo.get(a.shape)
-        if by_shape is None:
-            by_shape = memo[a.shape] = {}
-        ks = by_shape.get(key)
+        ks = memo.get(key)
         if ks is None:
-            ks = by_shape[key] = _flat2_lanes(a, st, i, j, ci, cj, s0, s1, store)
+            ks = memo[key] = _flat2_lanes(a, st, i, j, ci, cj, s0, s1, store)
         return ks
     return _flat2_lanes(a, st, i, j, ci, cj, s0, s1, store)
 
@@ -428,18 +426,17 @@ class _V2:
     def __getitem__(self, index):
         st = self._st
         c = index.__class__
-        if c is tuple and len(index) == 2:  # the hot path: lanes and a number, elements remembered
-            i, j = index
+        if c is tuple:  # the hot path: lanes and a number, elements remembered
+            try:
+                i, j = index
+            except ValueError:
+                raise _fail() from None
             ks = None
             if i.__class__ is Lanes:
                 if j.__class__ is int and i.memo is not None:
-                    by_shape = i.memo.get(self.shape)
-                    if by_shape is not None:
-                        ks = by_shape.get(4 * j)
+                    ks = i.memo.get(self._mkey + 4 * j)
             elif i.__class__ is int and j.__class__ is Lanes and j.memo is not None:
-                by_shape = j.memo.get(self.shape)
-                if by_shape is not None:
-                    ks = by_shape.get(4 * i + 1)
+                ks = j.memo.get(self._mkey + 4 * i + 1)
             if ks is not None:
                 data = self.data
                 vals = [data[k] for k in ks]
@@ -508,6 +505,10 @@ def to_warp(a) -> None:
     """Give array ``a`` (attached to the launch) the warp-at-a-time accesses."""
     a.__class__ = _VEC[a.__class__]
     a._npoison = a.data.count(ws.POISON)  # while 0, no load needs to look for POISON
+    a._mkey = _SHAPES.setdefault(a.shape, len(_SHAPES) + 1) << 44  # a Lanes index's memo: per shape
+
+
+_SHAPES: dict = {}  # array shape -> a number, for the memo keys of Lanes indices (_flat2)
 
 
 def _vclass(plain, access):
