@@ -48,7 +48,7 @@ from itertools import repeat
 
 from . import warpsim as ws
 from .cuda import WARP_SIZE
-from .warpcount import FLOP, Instr
+from .warpcount import Instr
 
 try:  # to read a kernel's bytecode; absent from a trimmed standard library, then nothing runs here
     from opcode import opmap as _OPMAP
