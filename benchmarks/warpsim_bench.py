@@ -1,6 +1,7 @@
 """calc.warpsim's speed: the issue's two cases in CPython and in Pyodide in Chromium.
 
-    python benchmarks/warpsim_bench.py [--runs 5] [--no-browser] [--against main] [--cases copy,matmul 64 (T=16)]
+    python benchmarks/warpsim_bench.py [--runs 5] [--no-browser] [--against main] [--cases "copy 4096,..."]
+                                       [--collector on|off]
 
 Cases (issue #28's goal: each checked in at most 300 ms in Pyodide in Chromium):
   * copy 4096: ``simkernels.run_copy(4096)``: a 4,096-element FP32 vector kernel, 16 blocks of 256;
@@ -17,7 +18,9 @@ workload with ``time.perf_counter`` inside Pyodide. Prints min and median per ca
 ref REF, in the same run (a CPython subprocess and a second page in the same Chromium), and prints
 the ratio new / old of CPU times beside the absolute figures, with the load average: on a shared,
 loaded machine the ratio is the figure to trust, and the quiet-machine projection (the ratio times
-the last quiet figures of the old code, ``QUIET_OLD``) is printed as such.
+the last quiet figures of the old code, ``QUIET_OLD``) is printed as such. ``--collector off`` times
+each check with Python's cyclic garbage collector off, as the exercises' page checks a reader's
+kernel (``calc.exercises.handle``); the collection is made before each check, outside its time.
 """
 from __future__ import annotations
 
@@ -58,20 +61,37 @@ def warm_up():
         check(make)                          # imports, code caches
 
 
-def measure(name, runs):
-    # wall times of `runs` checks of case `name` (ms) and the CPU time of all of them
-    # (time.process_time; in the browser the bench reads Chromium's main-thread CPU time instead)
-    make = CASES[name]
-    times = []
-    c0 = time.process_time()
+def prepare(collector):
+    # collector=False: no cyclic garbage collection during a check, as the exercises' page runs one
+    # (calc.exercises.handle; its worker collects after answering, this bench before each check)
+    import gc
+    gc.enable()
+    if not collector:
+        gc.collect()
+        gc.disable()
+
+
+def one(name):
+    # one check of case `name`: wall ms
+    t0 = time.perf_counter()
+    check(CASES[name])
+    return (time.perf_counter() - t0) * 1e3
+
+
+def measure(name, runs, collector=True):
+    # wall times of `runs` checks of case `name` (ms) and their CPU time (time.process_time; in
+    # the browser the bench reads Chromium's main-thread CPU time around each check instead)
+    times, cpu = [], 0.0
     for _ in range(runs):
-        t0 = time.perf_counter()
-        check(make)
-        times.append((time.perf_counter() - t0) * 1e3)
-    return times, (time.process_time() - c0) * 1e3
+        prepare(collector)
+        c0 = time.process_time()
+        times.append(one(name))
+        cpu += time.process_time() - c0
+    prepare(True)
+    return times, cpu * 1e3
 """
 
-def browser_times(runs: int, calc_dirs: dict, cases: list) -> tuple[str, dict]:
+def browser_times(runs: int, calc_dirs: dict, cases: list, collector: bool = True) -> tuple[str, dict]:
     """{label: {case: (wall times, cpu ms)}} for each calc/ folder, one page each in one Chromium,
     the pages taking turns case by case."""
     from playwright.sync_api import sync_playwright
@@ -103,10 +123,14 @@ def browser_times(runs: int, calc_dirs: dict, cases: list) -> tuple[str, dict]:
                 result: dict = {label: {} for label in pages}
                 for name in cases:
                     for label, (page, cdp) in pages.items():
-                        c0 = thread_time(cdp)
-                        code = f"import json; json.dumps(measure({name!r}, {runs}))"
-                        wall, _ = json.loads(page.evaluate("(code) => window.run(code)", code))
-                        result[label][name] = (wall, (thread_time(cdp) - c0) * 1e3)
+                        wall, cpu = [], 0.0
+                        for _ in range(runs):
+                            page.evaluate("(code) => window.run(code)", f"prepare({collector!r})")
+                            c0 = thread_time(cdp)
+                            wall.append(page.evaluate("(code) => window.run(code)", f"one({name!r})"))
+                            cpu += thread_time(cdp) - c0
+                        page.evaluate("(code) => window.run(code)", "prepare(True)")
+                        result[label][name] = (wall, cpu * 1e3)
                 browser.close()
         finally:
             for _, server in servers.values():
@@ -114,11 +138,11 @@ def browser_times(runs: int, calc_dirs: dict, cases: list) -> tuple[str, dict]:
     return version, result
 
 
-def cpython_times(runs: int, cases: list) -> dict:
+def cpython_times(runs: int, cases: list, collector: bool = True) -> dict:
     ns: dict = {}
     exec(WORKLOAD, ns)
     ns["warm_up"]()
-    return {name: ns["measure"](name, runs) for name in cases}
+    return {name: ns["measure"](name, runs, collector) for name in cases}
 
 
 def old_calc(ref: str, where: Path) -> Path:
@@ -131,12 +155,12 @@ def old_calc(ref: str, where: Path) -> Path:
     return where / "calc"
 
 
-def cpython_times_of(calc_parent: Path, runs: int, cases: list) -> dict:
+def cpython_times_of(calc_parent: Path, runs: int, cases: list, collector: bool = True) -> dict:
     """cpython_times in a fresh interpreter that imports calc from ``calc_parent``."""
     import subprocess
     code = (f"import sys, json; sys.path.insert(0, {str(calc_parent)!r}); "
             f"sys.argv = ['x']; ns = {{}}; exec({WORKLOAD!r}, ns); ns['warm_up'](); "
-            f"print(json.dumps({{n: ns['measure'](n, {runs}) for n in {cases!r}}}))")
+            f"print(json.dumps({{n: ns['measure'](n, {runs}, {collector!r}) for n in {cases!r}}}))")
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
     return json.loads(out)
 
@@ -154,6 +178,8 @@ def main() -> None:
     ap.add_argument("--no-browser", action="store_true")
     ap.add_argument("--against", default="main", help="git ref whose calc/ to time beside this one ('' for none)")
     ap.add_argument("--cases", default="", help="comma-separated case names (default: all)")
+    ap.add_argument("--collector", choices=("on", "off"), default="on",
+                    help="off: no cyclic GC during a check, as the exercises' page checks (calc.exercises.handle)")
     args = ap.parse_args()
     t0 = time.perf_counter()
     ns: dict = {}
@@ -164,28 +190,30 @@ def main() -> None:
         dirs = {"new": ROOT / "calc"}
         if args.against:
             dirs["old"] = old_calc(args.against, Path(tmp))
-        runs = {"new": {name: {"cpython": ts} for name, ts in cpython_times(args.runs, cases).items()}}
+        collector = args.collector == "on"
+        runs = {"new": {name: {"cpython": ts} for name, ts in cpython_times(args.runs, cases, collector).items()}}
         if "old" in dirs:
             runs["old"] = {name: {"cpython": ts} for name, ts in
-                           cpython_times_of(dirs["old"].parent, args.runs, cases).items()}
+                           cpython_times_of(dirs["old"].parent, args.runs, cases, collector).items()}
         loads.append(load_average())
         version = None
         if not args.no_browser:
-            version, br = browser_times(args.runs, dirs, cases)
+            version, br = browser_times(args.runs, dirs, cases, collector)
             for label, res in br.items():
                 for name, ts in res.items():
                     runs[label][name]["chromium"] = ts
         loads.append(load_average())
+    print(f"cyclic garbage collector during a check: {args.collector}")
     for label, rows in runs.items():
         print(f"\n== {label}: calc/ of " + ("this checkout" if label == "new" else f"git ref {args.against}"))
         table(rows, args.runs, version)
     if "old" in runs:
-        ratios(runs, args.runs, args.against)
+        ratios(runs, args.runs, args.against, collector)
     print(f"load average (1, 5, 15 min) at the start, after CPython, at the end: {' | '.join(loads)}")
     print(f"(wall {time.perf_counter() - t0:.0f} s)")
 
 
-def ratios(runs: dict, n: int, ref: str) -> None:
+def ratios(runs: dict, n: int, ref: str, collector: bool = True) -> None:
     print(f"\n== new / old (CPU time per check, same run); projection = ratio × the old code's quiet figure")
     print(f"{'case':<18} {'CPython':>22} {'Chromium':>24}   projected quiet Chromium (goal 300 ms)")
     for name, new in runs["new"].items():
@@ -196,7 +224,7 @@ def ratios(runs: dict, n: int, ref: str) -> None:
             b_new, b_old = new["chromium"][1] / n, old["chromium"][1] / n
             r = b_new / b_old
             line += f"   {b_new:6.0f} / {b_old:5.0f} = {r:4.2f}"
-            if name in QUIET_OLD:
+            if name in QUIET_OLD and collector:
                 proj = r * QUIET_OLD[name][1]
                 line += f"   {proj:5.0f} ms (projection: {r:.2f} × {QUIET_OLD[name][1]:,} ms)"
         print(line)

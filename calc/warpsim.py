@@ -339,7 +339,7 @@ class Array:
 
     space = "global"
     __slots__ = ("name", "dtype", "shape", "itemsize", "n", "data", "base", "_strides", "_s0", "_s1",
-                 "_st", "_r", "_w", "_a", "_vecs", "_npoison")
+                 "_st", "_r", "_w", "_a", "_vecs", "_npoison", "_mkey")
 
     def __init__(self, name: str, data, dtype: str = "fp32", shape: Optional[Sequence[int]] = None):
         self._vecs: dict = {}

@@ -48,7 +48,7 @@ from itertools import repeat
 
 from . import warpsim as ws
 from .cuda import WARP_SIZE
-from .warpcount import FLOP, Instr
+from .warpcount import Instr
 
 try:  # to read a kernel's bytecode; absent from a trimmed standard library, then nothing runs here
     from opcode import opmap as _OPMAP
@@ -91,7 +91,7 @@ class Lanes:
 
     def __init__(self, v: list):
         self.v = v
-        self.memo = None  # as an index: {(shape, other index): flat elements}, made on first use
+        self.memo = None  # as an index: the flat elements it gives per array shape and number (_flat2)
 
     def __bool__(self):
         v = self.v
@@ -380,7 +380,9 @@ def _flat2(a, st, index, store: bool = False) -> list:
     s0, s1 = a._s0, a._s1
     ci, cj = i.__class__, j.__class__
     if ci is Lanes and cj is int or ci is int and cj is Lanes:  # a lane index and a number: remembered
-        lanes, key = (i, (s0, s1, store, 0, j)) if ci is Lanes else (j, (s0, s1, store, i, None))
+        # memo[the shape's key + 4 · number + 2 · store + (1 if the lanes pick the column)]
+        key = a._mkey + (4 * j + 2 * store if ci is Lanes else 4 * i + 2 * store + 1)
+        lanes = i if ci is Lanes else j
         memo = lanes.memo
         if memo is None:
             memo = lanes.memo = {}
@@ -424,14 +426,17 @@ class _V2:
     def __getitem__(self, index):
         st = self._st
         c = index.__class__
-        if c is tuple and len(index) == 2:  # the hot path: lanes and a number, elements remembered
-            i, j = index
+        if c is tuple:  # the hot path: lanes and a number, elements remembered
+            try:
+                i, j = index
+            except ValueError:
+                raise _fail() from None
             ks = None
             if i.__class__ is Lanes:
                 if j.__class__ is int and i.memo is not None:
-                    ks = i.memo.get((self._s0, self._s1, False, 0, j))
+                    ks = i.memo.get(self._mkey + 4 * j)
             elif i.__class__ is int and j.__class__ is Lanes and j.memo is not None:
-                ks = j.memo.get((self._s0, self._s1, False, i, None))
+                ks = j.memo.get(self._mkey + 4 * i + 1)
             if ks is not None:
                 data = self.data
                 vals = [data[k] for k in ks]
@@ -500,6 +505,10 @@ def to_warp(a) -> None:
     """Give array ``a`` (attached to the launch) the warp-at-a-time accesses."""
     a.__class__ = _VEC[a.__class__]
     a._npoison = a.data.count(ws.POISON)  # while 0, no load needs to look for POISON
+    a._mkey = _SHAPES.setdefault(a.shape, len(_SHAPES) + 1) << 44  # a Lanes index's memo: per shape
+
+
+_SHAPES: dict = {}  # array shape -> a number, for the memo keys of Lanes indices (_flat2)
 
 
 def _vclass(plain, access):
