@@ -152,7 +152,7 @@ def test_the_cuda_kernels_compute_what_the_simulators_compute(on_cpu):
     assert on_cpu["matmul"] == C.data       # small integers: exact in fp32 and in Python floats
 
 
-@pytest.mark.skipif(not COUNTS.exists(), reason="no kernels/ncu/ncu_counts.json: run kernels/ncu/run_ncu.py on a GPU")
+@pytest.mark.skipif(not COUNTS.exists(), reason="no NVIDIA GPU has made kernels/ncu/ncu_counts.json yet (run kernels/ncu/run_ncu.py on one)")
 @pytest.mark.parametrize("case", list(CASES))
 def test_nsight_computes_counters_equal_the_simulators(case):
     data = json.loads(COUNTS.read_text())
