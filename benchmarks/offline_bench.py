@@ -52,9 +52,8 @@ def first_visit(browser, base: str, path: str) -> tuple[int, int, int, dict[str,
     page.goto(base + path, wait_until="load")
     if page.locator(".widget[data-widget]").count():
         page.wait_for_function(LIVE, timeout=90_000)
-    # the offline loader (_includes/head.html) has run its after-load step (it loads offline.js from
-    # the second page on); a site without the offline step has none
-    page.wait_for_function("!document.querySelector('link[rel=manifest]') || localStorage.getItem('bookOffline.seen') === '1'")
+    # the offline loader (_includes/head.html) has run its after-load step (an idle callback)
+    page.evaluate("new Promise((r) => requestIdleCallback(() => r(true), {timeout: 5000}))")
     # then until no response has come for a second (a widget page keeps its worker's port open, so
     # Playwright's "networkidle" never comes); at most 15 s
     for _ in range(15):

@@ -780,6 +780,15 @@
   // runtime now (or take over the one the page started), unless the reader saves data.
   if (!frugal || window.BookWidgetsEarly) boot();
   else runtimeSettled();                   // nothing starts before the reader comes near a widget
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", mountAll, { once: true });
-  else mountAll();
+  // Mounting needs the widgets' markup and the page's styles (a figure's box is measured), not the
+  // page's deferred scripts, which run between the end of parsing ("interactive") and
+  // DOMContentLoaded: on a next visit Python answers before those have run. So: at "interactive"
+  // when every stylesheet is in, else at DOMContentLoaded.
+  const styled = () => [...document.querySelectorAll('link[rel="stylesheet"]')].every((l) => l.sheet);
+  if (document.readyState === "loading") {
+    document.addEventListener("readystatechange", () => {
+      if (document.readyState === "interactive" && styled()) mountAll();
+    });
+    document.addEventListener("DOMContentLoaded", mountAll, { once: true });
+  } else mountAll();
 })();
