@@ -23,24 +23,32 @@ Submodules (import the one you need, e.g. ``from calc import roofline``):
 - ``occupancy``  occupancy by the CUDA Occupancy Calculator's rules
 - ``runner``     a tiny kernel runner for runnable pseudocode
 - ``warpsim``    a warp-level kernel simulator: runs a kernel, records each warp instruction
+- ``warpvec``    the simulator's fast path: a warp's lanes run as one where the kernel allows it
 - ``warpcount``  counts from that record: sectors, bank conflicts, divergence, FLOPs, HBM bytes
 - ``simkernels`` the canonical kernels (copy, transpose, reductions, tiled matmul) for ``warpsim``
 - ``llm``        serving a language model: KV cache, memory budget, one decode step
 - ``collectives`` collectives between accelerators: schedules, bytes per link, alpha-beta time
+- ``parallelism`` a training step on many GPUs: memory per GPU, compute and communication time
+- ``measured``   the reader's device as the in-page probe measured it (never a specification)
+- ``exercises``  the in-page exercises: parse, check a reader's kernel, score it in counted bytes
 """
 
 __all__ = [
     "attention",
     "check",
+    "collectives",
     "cuda",
     "dtypes",
     "energy",
+    "exercises",
     "fmt",
     "hierarchy",
     "intensity",
     "kernels",
     "llm",
+    "measured",
     "occupancy",
+    "parallelism",
     "roofline",
     "runner",
     "simkernels",
@@ -49,4 +57,5 @@ __all__ = [
     "tiling",
     "warpcount",
     "warpsim",
+    "warpvec",
 ]

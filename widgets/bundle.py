@@ -46,7 +46,7 @@ RUNTIME_FILES = ("pyodide.mjs", "pyodide.asm.mjs", WASM)
 ARCHIVES = ("python_stdlib.zip", "book-py.zip", "exercises-py.zip")
 # Only the exercises import these (calc.exercises and the simulator under it); the prep step stops
 # the build if drawing any widget imports one of them.
-EXERCISE_MODULES = ("calc/exercises.py", "calc/warpsim.py", "calc/warpcount.py", "calc/simkernels.py")
+EXERCISE_MODULES = ("calc/exercises.py", "calc/warpsim.py", "calc/warpvec.py", "calc/warpcount.py", "calc/simkernels.py")
 ARCHIVE_EXTS = (".gz", "")      # gzipped whole by the Node step; plain zips from the fallback
 PACKAGES = ("calc", "widgets")
 HERE = Path(__file__).resolve().parent
