@@ -60,13 +60,14 @@ def ring_allreduce(p: int = 4):
 def node_fabric(gpu_label: str, hbm_bw: float, up_label: str, up_bw: float, out_label: str, out_bw: float,
                 gpus: int = 8):
     """One node: ``gpus`` GPUs, each with its HBM, on a switch (the scale-up link, bandwidth per
-    GPU per direction) and each with a network port out of the node (the scale-out link). Arrow
+    GPU per direction) and each with its own network port out of the node (the scale-out link),
+    reached over PCIe, beside the switch rather than through it. Arrow
     widths grow with the logarithm of the bandwidth."""
     W = MAX_WIDTH_IN
     cols = 4
     rows = math.ceil(gpus / cols)
-    gw, gh, gap, link_h, band = 0.74, 0.42, 0.1, 0.62, 0.36
-    H = 0.3 + 0.3 + rows * (gh + gap) + 2 * (link_h + band) + 0.05
+    gw, gh, gap, link_h, band = 0.74, 0.42, 0.1, 0.62, 0.46
+    H = 0.3 + 0.3 + rows * (gh + gap) + (link_h + band) + 0.1
     fig, ax = canvas(W, H)
     x0 = (W - cols * gw - (cols - 1) * gap) / 2
     y = H - 0.18
@@ -84,15 +85,19 @@ def node_fabric(gpu_label: str, hbm_bw: float, up_label: str, up_bw: float, out_
     def lw(v):
         return 1.0 + 5.0 * (math.log10(v) - lo) / (hi - lo)
 
-    for label, bw, name, colour in ((up_label, up_bw, "switch inside the node", "0.35"),
-                                    (out_label, out_bw, "network to the other nodes", MEMORY)):
-        ax_x = 0.55
+    # Two separate paths leave each GPU: NVLink to the switch chips, and (over PCIe, not through
+    # the switch) its own network card to the other nodes. Side by side, so neither looks as if it
+    # passed through the other.
+    half = (W - 0.4 - 0.2) / 2
+    for k, (label, bw, name, colour) in enumerate((
+            (up_label, up_bw, "NVSwitch chips:\nany GPU of the node", "0.35"),
+            (out_label, out_bw, "a network card per\nGPU: other nodes", MEMORY))):
+        left = 0.2 + k * (half + 0.2)
+        ax_x = left + 0.3
         arrow(ax, (ax_x, y - 0.03), (ax_x, y - link_h + 0.03), style="<|-|>", width=lw(bw))
-        ax.text(ax_x + 0.2, y - link_h / 2, f"{label}: {fmt.si(bw, 'B/s')}\neach way, per GPU",
+        ax.text(ax_x + 0.15, y - link_h / 2, f"{label}:\n{fmt.si(bw, 'B/s')} each way,\nper GPU",
                 fontsize=SMALL, va="center")
-        y -= link_h
-        box(ax, 0.2, y - band, W - 0.4, band, name, colour, size=SMALL)
-        y -= band
+        box(ax, left, y - link_h - band, half, band, name, colour, size=SMALL)
     return fig
 
 

@@ -33,8 +33,8 @@ def test_node_fabric_labels_are_calc_bandwidths_and_follow_them():
     texts, width, px = drawn(lambda: figs.node_fabric("H100 SXM5", h.mem_bw, "NVLink 4", up.bw_per_direction,
                                                        "InfiniBand NDR", out.bw_per_direction))
     fits_a_phone(width, px)
-    has(texts, fmt.si(h.mem_bw, "B/s"), f"NVLink 4: {fmt.si(up.bw_per_direction, 'B/s')}",
-        f"InfiniBand NDR: {fmt.si(out.bw_per_direction, 'B/s')}", "GPU 7")
+    has(texts, fmt.si(h.mem_bw, "B/s"), f"NVLink 4:\n{fmt.si(up.bw_per_direction, 'B/s')}",
+        f"InfiniBand NDR:\n{fmt.si(out.bw_per_direction, 'B/s')}", "GPU 7")
     b, up5 = specs.device("b200"), specs.link("nvlink5")
     texts, _, _ = drawn(lambda: figs.node_fabric("B200", b.mem_bw, "NVLink 5", up5.bw_per_direction,
                                                  "InfiniBand NDR", out.bw_per_direction, gpus=4))
