@@ -16,10 +16,14 @@ GPU = {"name": "yours-gpu", "label": "Your GPU: Test Adapter (measured in this b
 
 def test_device_choices_that_draw_a_roofline_take_measured_devices():
     # every widget's device choice, audited: the two that draw a roofline or a time bound take the
-    # reader's device; blockgrid's device (launch limits) is a constant, the others have none
+    # reader's device; blockgrid's device (launch limits) is a constant, the others have none. The
+    # parallelism planner's GPU does not: a training step needs the GPU's memory, its dense BF16
+    # Tensor Core peak and its NVLink, none of which a browser can measure; the collective stepper
+    # chooses a link, not a device. A new widget must be placed here (its name fails this test).
     flagged = {name: {p.name for p in widgets.get(name).PARAMS if p.measured} for name in widgets.NAMES}
     assert flagged == {"roofline": {"device", "compare"}, "memory-budget": {"device"}, "blockgrid": set(),
-                       "attention-runner": set(), "steps": set()}
+                       "attention-runner": set(), "steps": set(), "collective-stepper": set(),
+                       "parallel-planner": set()}
     spec = {p["name"]: p for p in widgets.spec("roofline")}
     assert spec["device"]["measured"] is True and "measured" not in spec["dtype"]
 
