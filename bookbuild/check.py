@@ -163,16 +163,17 @@ class Linter:
             return None
         for cell in doc.cells:
             self.check_cell(path, cell)
-        for m in SHORTCODE.finditer(_without_code(text)):
+        markdown = _without_code(text)   # the prose rules read the page without its code
+        for m in SHORTCODE.finditer(markdown):
             self.add(path, line_of(text, m.group(0)), "unsupported",
                      f"shortcode {{{{< {m.group(1)} >}}}}: this build does not expand shortcodes")
         for pre in _as_list(doc.front.get("prerequisites")):
             if str(pre) not in {c.source.as_posix() for c in cfg.chapters}:
                 self.add(path, line_of(text, str(pre)), "error",
                          f"prerequisite {pre} is not a chapter of the book")
-        for rule in (quarto_rules.titled_twice(path, doc, text, _without_code(text)),
+        for rule in (quarto_rules.titled_twice(path, doc, text, markdown),
                      quarto_rules.inline_in_math(path, doc, text),
-                     quarto_rules.span_edge_spaces(path, _without_code(text))):
+                     quarto_rules.span_edge_spaces(path, markdown)):
             for file, line, message in rule:
                 self.add(file, line, "error", message)
         ast = pandoc.read(_skeleton(doc), path.parent, ch.source.as_posix())
