@@ -82,7 +82,10 @@ thread, the source line and, for memory, the array and index):
 - ``UninitializedRead``: shared memory starts poisoned, and so does a global
   array created without data; reading an element before any write is an error.
 - ``Race``: see above. It is reported at the barrier that ends the interval
-  (or before another error from the same interval, which it probably caused).
+  (or before another error from the same interval, which it probably caused),
+  naming both accesses' lines; within a block a pair from two warps is named
+  before a pair inside one warp (the hazard a reader can picture: one warp
+  running ahead into the next phase while another still reads the tile).
 - ``BarrierError``: ``syncthreads()`` reached by only some threads of a block,
   or at different lines (undefined on hardware), or written without ``yield``.
 - ``StepLimit``: more than ``max_steps`` memory accesses and arithmetic calls
