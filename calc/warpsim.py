@@ -1288,6 +1288,10 @@ def launch(kernel: Callable, grid, block, args: Sequence = (), *, device=DEFAULT
                         continue
                     except Exception as e:  # a KernelError, or the reader's own bug
                         err = e if isinstance(e, KernelError) else _wrap(e, st)
+                        if st.pending_barrier is not None:
+                            # syncthreads() was called and the thread ran on: the missing yield is
+                            # the cause (the error after it, often an uninitialised read, a symptom)
+                            raise _unyielded(st) from err
                         _race_first(st, keys, idxs, nwarps, bnum, epoch, lines, races, err)
                         if err is e:
                             raise
@@ -1342,7 +1346,8 @@ def _span(tids: list, threads: list) -> str:
 
 
 def _divergent_barrier(bidx, threads, waiting: dict, finished: list) -> BarrierError:
-    parts = [f"{_span(tids, threads)} wait at the syncthreads() on line {line}" for line, tids in waiting.items()]
+    parts = [f"{_span(tids, threads)} {'wait' if len(tids) > 1 else 'waits'} at the syncthreads() on line {line}"
+             for line, tids in waiting.items()]
     if finished:
         parts.append(f"{_span(finished, threads)} finished without reaching it")
     first_line = next(iter(waiting))

@@ -652,3 +652,29 @@ def test_a_global_write_races_with_every_other_blocks_read_not_only_the_first_re
     for r in (races, vraces):
         r.check([_instr(1, "ld", Y, 0, 10)])
         r.check([_instr(1, "st", Y, 0, 12)])
+
+
+def test_a_barrier_without_yield_is_named_before_the_error_it_causes():
+    # `syncthreads()` without `yield`: the thread runs on and reads a tile no other thread has
+    # written yet. The reader is told about the missing yield, at the barrier's line, not about
+    # the uninitialised read it caused.
+    def k(out):
+        s = shared("s", 32)
+        s[threadIdx.x] = 1.0
+        syncthreads()
+        out[threadIdx.x] = s[(threadIdx.x + 1) % 32]   # thread 0 reads s[1] before thread 1 writes it
+        yield syncthreads()
+
+    with pytest.raises(BarrierError, match=r"must be written `yield syncthreads\(\)`") as e:
+        launch(k, 1, 32, (Array("out", 32),))
+    assert e.value.line == line_of(k, "        syncthreads()")
+
+
+def test_one_thread_at_a_barrier_waits():
+    def k(out):
+        if threadIdx.x == 0:
+            yield syncthreads()
+        out[threadIdx.x] = 1.0
+
+    with pytest.raises(BarrierError, match=r"1 thread \(\(0, 0, 0\)\) waits at the syncthreads\(\) on line"):
+        launch(k, 1, 32, (Array("out", 32),))
