@@ -645,13 +645,17 @@ class _Races:
                 if mine is None:
                     mine = self.first_read[arr] = {}
                 firsts = list(map(mine.setdefault, ins.index, repeat(b)))
-                if any(map(b.__ne__, firsts)):   # read before by another block: keep this block too
+                mine_too = firsts.count(b)
+                if mine_too != len(firsts):      # read before by another block: keep this block too
                     others = self.other_read.get(arr)
                     if others is None:
                         others = self.other_read[arr] = {}
-                    for x, f in zip(ins.index, firsts):
-                        if f != b:
-                            others.setdefault(x, b)
+                    if not mine_too:             # the usual case: every lane's element (in C)
+                        list(map(others.setdefault, ins.index, repeat(b)))
+                    else:
+                        for x, f in zip(ins.index, firsts):
+                            if f != b:
+                                others.setdefault(x, b)
             else:
                 theirs = self.first_read.get(arr)
                 if theirs and not theirs.keys().isdisjoint(ins.index):
