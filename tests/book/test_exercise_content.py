@@ -181,6 +181,10 @@ def test_the_tiled_matmuls_likely_mistakes_are_told_what_and_where(book):
     r = E.check_code(edit(ex.solution, "A[row * n + a] if row < n and a < n else 0.0", "A[row * n + a]"), spec)
     assert r["line"] == line_of("As[ty, tx] =") and "is outside global array A" in r["message"], r["message"]
 
+    # Run (one size, two phases) already shows the race, before the reader presses Check
+    r = E.run_code(drop_line(ex.solution, "yield syncthreads()", which=1), spec)
+    assert not r["ok"] and "(another warp)" in r["message"], r["message"]
+
     r = E.check_code(ex.starter, spec)
     assert r["stage"] == "budget" and "hbm_bytes is" in r["message"] and "times the limit" in r["message"], \
         r["message"]
