@@ -1,7 +1,7 @@
 """How long Check takes over the book's exercises: Pyodide in Chromium (the book's own worker and
 runtime) and CPython, side by side.
 
-    python benchmarks/exercises_bench.py [--runs 5] [--no-browser] [--site _book]
+    python benchmarks/exercises_bench.py [--runs 5] [--no-browser] [--site _book] [--only ID,ID]
 
 Reads every exercise's page data from the built site (``<section class="exercise">``'s JSON, as
 filters/exercise.lua wrote it: the check's source and the reference's counts), and times Check of
@@ -132,9 +132,16 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--no-browser", action="store_true")
     ap.add_argument("--site", default=str(ROOT / "_book"))
+    ap.add_argument("--only", default="", help="comma-separated exercise ids (side by side in one run)")
     args = ap.parse_args()
     site = Path(args.site)
     items = exercises(site)
+    if args.only:
+        wanted = args.only.split(",")
+        items = [it for it in items if it[1]["id"] in wanted]
+        missing = set(wanted) - {it[1]["id"] for it in items}
+        if missing:
+            raise SystemExit(f"no such exercise in {site}: {', '.join(sorted(missing))}")
     if not items:
         raise SystemExit(f"no exercises in {site}: build the book first")
     t0 = time.perf_counter()
@@ -162,7 +169,8 @@ def main() -> None:
         print(f"all Checks, Chromium: p50 {pct(allb, .5):.0f} ms, p95 {p95:.0f} ms, max {max(allb):.0f} ms "
               f"(ratio to CPython p50: {pct(allb, .5) / pct(allc, .5):.1f}x); goal p95 <= 300 ms: "
               f"{'met' if p95 <= 300 else 'missed'}")
-    print(f"(wall {time.perf_counter() - t0:.0f} s)")
+    load = " ".join(Path("/proc/loadavg").read_text().split()[:3]) if Path("/proc/loadavg").exists() else "?"
+    print(f"(wall {time.perf_counter() - t0:.0f} s; load average at the end {load})")
 
 
 if __name__ == "__main__":

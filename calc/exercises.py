@@ -794,7 +794,8 @@ def check_code(code: str, spec: Spec, reference: Optional[dict] = None, ref_code
         if failed:
             result["stage"] = "budget"
             result["message"] = "correct at every size, but " + "; ".join(
-                f"{r['name']} is {_num(r['measured'])}, the budget is {r['op']} {_num(r['limit'])}" for r in failed)
+                f"{r['name']} is {_num(r['measured'])}, the budget is {r['op']} {_num(r['limit'])}{_by_how_much(r)}"
+                for r in failed)
             worst = _worst_line(measured, failed[0]["name"])
             if worst:
                 result["line"] = worst
@@ -824,6 +825,19 @@ def _worst_line(report, name: str) -> Optional[int]:
         if isinstance(v, (int, float)) and v > best:
             best, line = v, ln
     return line
+
+
+def _by_how_much(row: dict) -> str:
+    """How far a failed budget's figure is from its limit: ": 55,296 over, 4.43 times the limit"
+    for an upper bound, ": 3 short" for a lower one, nothing for == or a zero limit."""
+    m, lim, op = row["measured"], row["limit"], row["op"]
+    if not isinstance(m, (int, float)) or not isinstance(lim, (int, float)):
+        return ""
+    if op in ("<=", "<") and m > lim:
+        return f": {_num(m - lim)} over" + (f", {m / lim:.3g} times the limit" if lim > 0 else "")
+    if op in (">=", ">") and m < lim:
+        return f": {_num(lim - m)} short"
+    return ""
 
 
 def _num(v) -> str:

@@ -82,7 +82,10 @@ thread, the source line and, for memory, the array and index):
 - ``UninitializedRead``: shared memory starts poisoned, and so does a global
   array created without data; reading an element before any write is an error.
 - ``Race``: see above. It is reported at the barrier that ends the interval
-  (or before another error from the same interval, which it probably caused).
+  (or before another error from the same interval, which it probably caused),
+  naming both accesses' lines; within a block a pair from two warps is named
+  before a pair inside one warp (the hazard a reader can picture: one warp
+  running ahead into the next phase while another still reads the tile).
 - ``BarrierError``: ``syncthreads()`` reached by only some threads of a block,
   or at different lines (undefined on hardware), or written without ``yield``.
 - ``StepLimit``: more than ``max_steps`` memory accesses and arithmetic calls
@@ -199,6 +202,11 @@ class KernelException(KernelError):
 
 class KernelSyntaxError(KernelError):
     """Kernel source that does not compile (``compile_kernel``)."""
+
+
+def _subscript(name: str, idx) -> str:
+    """``A[3]``, ``As[0, 1]``: an element as the kernel writes it."""
+    return f"{name}[{', '.join(map(str, idx)) if isinstance(idx, tuple) else idx}]"
 
 
 def _fmt3(d) -> str:
@@ -446,9 +454,11 @@ class Array:
 
     def _uninit(self, flat: int):
         idx = self._unflat(flat)
-        return self._error(UninitializedRead, f"read of {self.space} {self.name}[{idx!r}] before any thread "
-                           "wrote it" + (" (shared memory starts uninitialised)" if self.space == "shared" else ""),
-                           idx)
+        name = _subscript(self.name, idx)
+        return self._error(UninitializedRead, f"read of {self.space} {name} before any thread wrote it"
+                           + (f" (shared memory starts uninitialised): if another thread writes {name}, a "
+                              "yield syncthreads() must come between its write and this read"
+                              if self.space == "shared" else ""), idx)
 
     # -- element access: the hot path, written out once per shape and space for speed. It checks
     # bounds and poison and logs the access; races are found later, from the record (_races).
@@ -914,30 +924,50 @@ class _Races:
     Two accesses to one element race when at least one is a (non-atomic) write, they come from
     different threads, and either both fall between the same two barriers of one block, or they
     come from different blocks (which no barrier orders). Across blocks only global memory is
-    shared, so the launch keeps, per global array, the first block and thread to write and to read
-    each element."""
+    shared, so the launch keeps, per global array and element, the first block and thread to write
+    it, the first to read it, and the first to read it from another block than that: a write then
+    races with a read from another block whichever block read first.
+
+    A message names both accesses' lines. Within a block it prefers a pair from two warps (the
+    pair a reader can picture: one warp runs ahead of another) over a pair within one warp."""
 
     def __init__(self, block_dim: Dim3, blocks: list):
         self.bd, self.blocks = block_dim, blocks
-        self.first_write: dict = {}  # array -> {element: (block number, thread number)}
+        self.first_write: dict = {}  # array -> {element: (block number, thread number, line)}
         self.first_read: dict = {}
+        self.other_read: dict = {}   # array -> {element: the first read from a block not first_read's}
 
     def error(self, ins: Instr, tid: int, x: int, other_tid: int, other_block: Optional[int],
-              what: str, verb: str) -> Race:
+              what: str, verb: str, other_line: Optional[int]) -> Race:
         arr = ins.array
         idx = arr._unflat(x)
         other = _fmt3(_thread_of(other_tid, self.bd))
+        on = f" on line {other_line}" if other_line is not None else ""
         if other_block is None:
-            who = f"thread {other} of this block {verb} between the same two syncthreads() (threads run in no set order)"
+            warp = "its own warp" if other_tid // WARP_SIZE == tid // WARP_SIZE else "another warp"
+            who = (f"thread {other} of this block ({warp}) {verb}{on} between the same two syncthreads() "
+                   "(threads run in no set order)" + (": a yield syncthreads() must come between the write and the "
+                                                       "read" if what == "read of" else ""))
         else:
-            who = (f"thread {other} of block {_fmt3(self.blocks[other_block])} {verb} in the same launch "
+            who = (f"thread {other} of block {_fmt3(self.blocks[other_block])} {verb}{on} in the same launch "
                    "(blocks run in no set order)")
-        return Race(f"{what} {arr.space} {arr.name}[{idx!r}], which {who}", block=self.blocks[ins.block],
+        return Race(f"{what} {arr.space} {_subscript(arr.name, idx)}, which {who}", block=self.blocks[ins.block],
                     thread=_thread_of(tid, self.bd), line=ins.line, array=arr.name, index=idx)
+
+    @staticmethod
+    def _line(instrs: list, kind: str, tid: int, arr, x: int) -> Optional[int]:
+        """The line of thread ``tid``'s first ``kind`` access to element ``x`` of ``arr`` among ``instrs``."""
+        for ins in instrs:
+            if ins.kind == kind and ins.array is arr and ins.warp == tid // WARP_SIZE:
+                span = ins.size // ins.array.itemsize
+                for lane, e in zip(ins.lanes, ins.index):
+                    if lane == tid % WARP_SIZE and e <= x < e + span:
+                        return ins.line
+        return None
 
     def check(self, instrs: list) -> None:
         """Raise ``Race`` for the first race among one interval's instructions (one block)."""
-        writes: dict = {}  # array -> {element: (thread, instr)}, this interval
+        writes: dict = {}  # array -> {element: thread}, this interval
         for ins in instrs:
             if ins.kind != ST:
                 continue
@@ -951,8 +981,9 @@ class _Races:
                     if prev is None:
                         d[x] = tid
                     elif prev != tid:
-                        raise self.error(ins, tid, x, prev, None, "write to", "writes")
+                        raise self.error(ins, tid, x, prev, None, "write to", "writes", self._line(instrs, ST, prev, ins.array, x))
         if writes:
+            within = None  # the first race inside one warp, reported if no pair spans two warps
             for ins in instrs:
                 if ins.kind != LD:
                     continue
@@ -968,7 +999,14 @@ class _Races:
                     for x in range(e, e + span):
                         w = d.get(x)
                         if w is not None and w != base + lane:
-                            raise self.error(ins, base + lane, x, w, None, "read of", "writes")
+                            if w // WARP_SIZE != ins.warp:
+                                raise self.error(ins, base + lane, x, w, None, "read of", "writes",
+                                                 self._line(instrs, ST, w, ins.array, x))
+                            if within is None:
+                                within = (ins, base + lane, x, w)
+            if within is not None:
+                ins, tid, x, w = within
+                raise self.error(ins, tid, x, w, None, "read of", "writes", self._line(instrs, ST, w, ins.array, x))
         for ins in instrs:
             arr = ins.array
             if arr is None or arr.space != "global" or ins.kind == ATOM:
@@ -976,18 +1014,28 @@ class _Races:
             span = ins.size // arr.itemsize
             base, b = ins.warp * WARP_SIZE, ins.block
             load = ins.kind == LD
-            mine = self.first_read.setdefault(arr, {}) if load else self.first_write.setdefault(arr, {})
-            theirs = self.first_write.get(arr) if load else self.first_read.get(arr)
+            if load:
+                mine, theirs = self.first_read.setdefault(arr, {}), self.first_write.get(arr)
+                others = self.other_read.setdefault(arr, {})
+            else:
+                mine, theirs = self.first_write.setdefault(arr, {}), self.first_read.get(arr)
+                others = self.other_read.get(arr)
             for lane, e in zip(ins.lanes, ins.index):
                 for x in range(e, e + span):
                     if theirs:
                         o = theirs.get(x)
                         if o is not None and o[0] != b:
                             raise self.error(ins, base + lane, x, o[1], o[0], "read of" if load else "write to",
-                                             "writes" if load else "reads")
-                    o = mine.setdefault(x, (b, base + lane))
-                    if not load and o[0] != b:
-                        raise self.error(ins, base + lane, x, o[1], o[0], "write to", "writes")
+                                             "writes" if load else "reads", o[2])
+                        if not load and others:
+                            o = others.get(x)   # a read from another block than the first reader's
+                            if o is not None and o[0] != b:
+                                raise self.error(ins, base + lane, x, o[1], o[0], "write to", "reads", o[2])
+                    o = mine.setdefault(x, (b, base + lane, ins.line))
+                    if o[0] != b:
+                        if not load:
+                            raise self.error(ins, base + lane, x, o[1], o[0], "write to", "writes", o[2])
+                        others.setdefault(x, (b, base + lane, ins.line))
 
 
 _CACHE = 0  # the opcode of an inline cache entry (CPython 3.11 to 3.14)
@@ -1240,6 +1288,10 @@ def launch(kernel: Callable, grid, block, args: Sequence = (), *, device=DEFAULT
                         continue
                     except Exception as e:  # a KernelError, or the reader's own bug
                         err = e if isinstance(e, KernelError) else _wrap(e, st)
+                        if st.pending_barrier is not None:
+                            # syncthreads() was called and the thread ran on: the missing yield is
+                            # the cause (the error after it, often an uninitialised read, a symptom)
+                            raise _unyielded(st) from err
                         _race_first(st, keys, idxs, nwarps, bnum, epoch, lines, races, err)
                         if err is e:
                             raise
@@ -1294,7 +1346,8 @@ def _span(tids: list, threads: list) -> str:
 
 
 def _divergent_barrier(bidx, threads, waiting: dict, finished: list) -> BarrierError:
-    parts = [f"{_span(tids, threads)} wait at the syncthreads() on line {line}" for line, tids in waiting.items()]
+    parts = [f"{_span(tids, threads)} {'wait' if len(tids) > 1 else 'waits'} at the syncthreads() on line {line}"
+             for line, tids in waiting.items()]
     if finished:
         parts.append(f"{_span(finished, threads)} finished without reaching it")
     first_line = next(iter(waiting))

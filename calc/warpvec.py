@@ -605,6 +605,7 @@ class _Races:
     def __init__(self):
         self.first_write: dict = {}  # global array -> {element: block of its first write}
         self.first_read: dict = {}   # ... of its first read
+        self.other_read: dict = {}   # ... of its first read from a block not its first reader's
 
     def check(self, instrs: list) -> None:
         writes: dict = {}  # array -> {element: thread}, this interval
@@ -643,11 +644,25 @@ class _Races:
                 mine = self.first_read.get(arr)
                 if mine is None:
                     mine = self.first_read[arr] = {}
-                list(map(mine.setdefault, ins.index, repeat(b)))
+                firsts = list(map(mine.setdefault, ins.index, repeat(b)))
+                mine_too = firsts.count(b)
+                if mine_too != len(firsts):      # read before by another block: keep this block too
+                    others = self.other_read.get(arr)
+                    if others is None:
+                        others = self.other_read[arr] = {}
+                    if not mine_too:             # the usual case: every lane's element (in C)
+                        list(map(others.setdefault, ins.index, repeat(b)))
+                    else:
+                        for x, f in zip(ins.index, firsts):
+                            if f != b:
+                                others.setdefault(x, b)
             else:
                 theirs = self.first_read.get(arr)
                 if theirs and not theirs.keys().isdisjoint(ins.index):
                     if any(theirs.get(x, b) != b for x in ins.index):
+                        raise _Fallback()
+                    others = self.other_read.get(arr)
+                    if others and any(others.get(x, b) != b for x in ins.index):
                         raise _Fallback()
                 mine = self.first_write.get(arr)
                 if mine is None:

@@ -54,6 +54,19 @@ HARRIS_2 = """def reduce(g_in, g_out, n):
         g_out[blockIdx.x] = sdata[0]
 """
 
+REGISTER_LOOP = """        for k in range(16):
+            a = (As[ty, k], As[ty + 8, k])       # two registers of A
+            b = (Bs[k, tx], Bs[k, tx + 8])       # two registers of B
+            for i in range(2):
+                for j in range(2):
+                    acc[i][j] = fma(a[i], b[j], acc[i][j])
+"""
+SHARED_LOOP = """        for i in range(2):
+            for j in range(2):
+                for k in range(16):
+                    acc[i][j] = fma(As[ty + 8 * i, k], Bs[k, tx + 8 * j], acc[i][j])
+"""
+
 # (exercise, how the reference is made wrong, the stage the check must stop at, the failing figure)
 PROBES = [
     ("ex-comm-reduce-step", "forgets the slice's offset",
@@ -105,6 +118,18 @@ PROBES = [
      "budget", "global_requests"),
     ("ex-tiling-matmul", "no barrier before the next phase",
      lambda c: drop_line(c, "yield syncthreads()", which=1), "error", None),
+    ("ex-tiling-matmul", "no barrier after the tiles' loads",
+     lambda c: drop_line(c, "yield syncthreads()", which=0), "error", None),
+    ("ex-tiling-matmul", "no guard at the ragged edge",
+     lambda c: edit(c, "A[row * n + a] if row < n and a < n else 0.0", "A[row * n + a]"), "error", None),
+    ("ex-tiling-matmul", "the tile of A stored transposed",
+     lambda c: edit(edit(c, "As[ty, tx] = A", "As[tx, ty] = A"), "fma(As[ty, k]", "fma(As[k, ty]"),
+     "budget", "bank_conflicts"),
+    ("ex-tiling-registers", "operands reused from registers, rows not padded",
+     lambda c: edit(edit(c, 'shared("As", (16, 24))', 'shared("As", (16, 16))'),
+                    'shared("Bs", (16, 24))', 'shared("Bs", (16, 16))'), "budget", "bank_conflicts"),
+    ("ex-tiling-registers", "rows padded, every FMA reads shared memory",
+     lambda c: edit(c, REGISTER_LOOP, SHARED_LOOP), "budget", "shared_loads"),
     ("ex-serving-gemv", "each lane walks its own chunk of the row",
      lambda c: edit(c, "    for k in range(lane, K, 32):          # 32 neighbouring weights per request\n",
                     "    c = (K + 31) // 32\n    for k in range(lane * c, min(K, lane * c + c)):\n"),
@@ -134,3 +159,32 @@ def test_every_chapter_from_the_roofline_on_has_two_exercises_and_the_book_fifte
     assert all(len(v) >= 2 for v in per.values()), {c: len(v) for c, v in per.items()}
     assert len(book) >= 15
     assert all(any(e.path == f"chapters/{c}.qmd" for e in book.values()) for c in ONE_EXERCISE)
+
+
+def test_the_tiled_matmuls_likely_mistakes_are_told_what_and_where(book):
+    """A reader's three likely mistakes in the tiled matmul get a message that names the cause and
+    the line, not only a wrong number: the missing second barrier is a race between two warps with
+    both lines, the unguarded edge an index outside A at the load, the untiled kernel its bytes and
+    by how much they pass the budget."""
+    ex = book["ex-tiling-matmul"]
+    spec = E.spec_of(ex)
+    lines = ex.solution.split("\n")
+    line_of = lambda text: next(k + 1 for k, ln in enumerate(lines) if text in ln)
+
+    r = E.check_code(drop_line(ex.solution, "yield syncthreads()", which=1), spec)
+    assert r["line"] == line_of("acc = fma(As[ty, k]"), r["message"]
+    assert "(another warp) writes on line" in r["message"] and "a yield syncthreads() must come between" \
+        in r["message"], r["message"]
+    written = int(r["message"].split("writes on line ")[1].split()[0])
+    assert written in (line_of("As[ty, tx] ="), line_of("Bs[ty, tx] =")), r["message"]
+
+    r = E.check_code(edit(ex.solution, "A[row * n + a] if row < n and a < n else 0.0", "A[row * n + a]"), spec)
+    assert r["line"] == line_of("As[ty, tx] =") and "is outside global array A" in r["message"], r["message"]
+
+    # Run (one size, two phases) already shows the race, before the reader presses Check
+    r = E.run_code(drop_line(ex.solution, "yield syncthreads()", which=1), spec)
+    assert not r["ok"] and "(another warp)" in r["message"], r["message"]
+
+    r = E.check_code(ex.starter, spec)
+    assert r["stage"] == "budget" and "hbm_bytes is" in r["message"] and "times the limit" in r["message"], \
+        r["message"]
