@@ -25,7 +25,7 @@ def _cpython_count() -> int:
     out = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
          os.path.join("tests", "calc"), f"--ignore={os.path.join('tests', 'calc', THIS)}"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        cwd=ROOT, capture_output=True, text=True, timeout=600,  # a hang guard, as below
     )
     match = re.search(r"(\d+) tests? collected", out.stdout)
     assert match, out.stdout + out.stderr
@@ -39,8 +39,11 @@ def test_suite_passes_in_pyodide_with_the_same_count():
         pytest.skip("needs node and node_modules/pyodide (run `npm ci` at the repository root)")
     expected = _cpython_count()
     env = dict(os.environ, PYTHON=sys.executable)
+    # The timeout only stops a hung runner; it is not a speed goal. The whole calc suite under
+    # Pyodide takes about 50 s on a quiet 2-core machine and 140 s beside other work, so 180 s
+    # failed a correct build on a busy one (issue 35); 900 s still ends a hang well inside CI.
     proc = subprocess.run([node, os.path.join(HERE, "pyodide_runner.mjs")], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=180)
+                          capture_output=True, text=True, timeout=900)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("PYODIDE_RESULT ")]
     assert lines, f"runner printed no result\nstdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
     result = json.loads(lines[-1][len("PYODIDE_RESULT "):])
