@@ -109,8 +109,10 @@ a block are laid out in declaration order, each aligned to 128 bytes; bank =
 lanes for accesses of up to 4 bytes, two of 16 lanes for 8-byte accesses and
 four of 8 lanes for 16-byte accesses; a phase takes as many wavefronts as its
 busiest bank has distinct 4-byte words (lanes reading one word share a
-broadcast). Bank conflicts are wavefronts beyond one per phase (CUDA C++
-Programming Guide, shared memory, compute capability 5.x and later).
+broadcast). Bank conflicts are wavefronts beyond one per phase. The banks, the
+4-byte words and the broadcast are the CUDA C++ Programming Guide's (shared memory,
+compute capability 5.x and later); the guide describes no phases for 8- and 16-byte
+accesses, so those are this model's assumption.
 
 HBM bytes come from an L2 model: a fully associative LRU cache of 32-byte
 sectors with the device's L2 capacity (``calc.specs``), cold at launch, write-back
