@@ -271,6 +271,42 @@ def step_count(collective: str, algorithm: str, p: int) -> int:
     return {"all-reduce": 2 * (p - 1), "broadcast": 2 * p - 2 if p > 1 else 0}.get(collective, p - 1)
 
 
+def nccl_tree_steps(p: int, gpus_per_node: int) -> int:
+    """Steps NCCL's cost model charges a tree all-reduce of ``p`` GPUs, ``gpus_per_node`` to a server:
+    ``2 · ((gpus_per_node − 1) + log2(nodes))`` (src/graph/tuning.cc). NCCL builds its double binary
+    tree between servers, one tree node per server, and chains the GPUs inside each server, so the
+    steps grow with the servers' logarithm and the GPUs per server. (``steps(..., "tree", p)`` is the
+    same tree with one GPU per server.)
+
+    >>> nccl_tree_steps(1024, 8)     # 128 servers: 2 × (7 + 7)
+    28
+    """
+    if not isinstance(p, int) or not isinstance(gpus_per_node, int) or p < 1 or gpus_per_node < 1 \
+            or p % gpus_per_node:
+        raise ValueError(f"{p} GPUs do not fill whole servers of {gpus_per_node}")
+    nodes = p // gpus_per_node
+    return 2 * ((gpus_per_node - 1) + (nodes.bit_length() - 1))    # NCCL's log2i: the whole part of log2
+
+
+NCCL_TOPO = Source(
+    "NCCL source, src/graph/topo.h (NVLink bandwidth per link)", "NVIDIA", 2026, "nvidia2026nccltopo",
+    where="SM80_NVLINK_BW, SM90_NVLINK_BW, SM100_NVLINK_BW",
+    url="https://github.com/NVIDIA/nccl/blob/5067397c2676d5aed50042fc39e5c8ee96eb0027/src/graph/topo.h",
+    note="what NCCL's topology search credits one NVLink with, GB/s in each direction, by compute capability",
+)
+#: GB/s per NVLink and direction that NCCL's topology code credits, by NVLink generation (topo.h: compute
+#: capability 8.0 20.0, 9.0 20.6, 10.0 40.1), against the 25, 25 and 50 GB/s the datasheets' totals give.
+NCCL_NVLINK_GBPS_PER_LINK = {"nvlink3": 20.0, "nvlink4": 20.6, "nvlink5": 40.1}
+
+
+def nccl_nvlink_bw(link: Link) -> float:
+    """Bytes/s in one direction that NCCL credits a GPU's NVLinks with: its per-link figure (topo.h)
+    times the link count. ValueError for a link that is not NVLink or whose count no source gives."""
+    if link.name not in NCCL_NVLINK_GBPS_PER_LINK or link.links is None:
+        raise ValueError(f"NCCL's topology figure is known for NVLinks with a sourced link count, not {link.name!r}")
+    return NCCL_NVLINK_GBPS_PER_LINK[link.name] * 1e9 * link.links
+
+
 def disjoint_rings(p: int) -> list[list[int]]:
     """``p - 1`` rings over ``p`` GPUs that share no directed link, found by search: on a fully
     connected mesh (the MI300X's eight GPUs, seven links each) a ring collective cut into ``p - 1``
@@ -364,8 +400,9 @@ class Measured:
 
 
 SCALING_BOOK_GPUS = Source(
-    "How to Scale Your Model, Part 12: How to Think About GPUs (Austin et al.)", "Google DeepMind", 2025,
-    "austin2025scalingbook", where="section 'Collectives', paragraph 'Empirical measurements'",
+    "How to Scale Your Model, Part 12: How to Think About GPUs (Austin, Patil, Paszke and Pope)",
+    "Google DeepMind", 2025,
+    "austin2025scalingbookgpus", where="section 'Collectives', paragraph 'Empirical measurements'",
     url="https://github.com/jax-ml/scaling-book/blob/1a55377affc9ee8f10b549f689ad57e813623a7e/gpus.md",
 )
 
@@ -382,4 +419,5 @@ H100_8X_ALLREDUCE_BUSBW_58MB = Measured(
 H100_8X_ALLREDUCE_SHARP_GAIN = Measured(
     "gain in all-reduce bandwidth from SHARP (NVLS) inside an 8 x H100 node", 0.30, "fraction",
     SCALING_BOOK_GPUS.at("paragraph 'In network reductions'"), "'about a 30% increase ... compared to the "
-    "predicted 75%'; 'about 480GB/s effective collective bandwidth'")
+    "predicted 75%'; 'about 480GB/s effective collective bandwidth'; at the largest messages ('about 30% "
+    "throughput improvement at peak', NCCL 2.27.5)")

@@ -153,7 +153,7 @@ def test_bad_input_is_a_clear_error():
 
 def test_measured_figures_carry_their_source():
     m = c.H100_8X_ALLREDUCE_BUSBW_PEAK
-    assert m.source.key == "austin2025scalingbook" and m.value < specs.link("nvlink4").bw_per_direction
+    assert m.source.key == "austin2025scalingbookgpus" and m.value < specs.link("nvlink4").bw_per_direction
 
 
 @pytest.mark.parametrize("p", [2, 3, 5, 8, 9])
@@ -170,3 +170,27 @@ def test_disjoint_rings_cover_every_directed_link_of_a_mesh_once(p):
 def test_disjoint_rings_say_where_none_exist(p):
     with pytest.raises(ValueError, match="link-disjoint rings"):
         c.disjoint_rings(p)
+
+
+def test_nccl_tree_steps_chain_inside_a_server_and_tree_between_servers():
+    # NCCL's tuning.cc: a tree all-reduce pays 2 x ((GPUs per node - 1) intra-node + log2(nodes) network)
+    # latencies. By hand: 1,024 GPUs in 128 servers of 8 -> 2 x (7 + 7) = 28; one server of 8 -> 2 x 7 = 14,
+    # the ring's 2(p - 1) there too; 1,000 GPUs in 125 servers -> log2i(125) = 6 -> 2 x (7 + 6) = 26.
+    assert c.nccl_tree_steps(1024, 8) == 28
+    assert c.nccl_tree_steps(8, 8) == 14 == c.step_count("all-reduce", "ring", 8)
+    assert c.nccl_tree_steps(1000, 8) == 26
+    assert c.nccl_tree_steps(16, 1) == 2 * 4          # one GPU a server: the book's binary tree over GPUs
+    assert c.nccl_tree_steps(16, 1) == c.step_count("all-reduce", "tree", 16)
+    with pytest.raises(ValueError, match="whole servers"):
+        c.nccl_tree_steps(12, 8)
+
+
+def test_nccl_credits_an_h100_nvlink_with_the_measured_plateau():
+    # NCCL src/graph/topo.h: SM90_NVLINK_BW 20.6 GB/s per link and direction; the H100 has 18 NVLinks
+    # (900 GB/s / 2 / 25 GB/s). 18 x 20.6 = 370.8 GB/s, scaling-book's measured "close to 370GB/s".
+    nvl4 = specs.link("nvlink4")
+    assert c.nccl_nvlink_bw(nvl4) == pytest.approx(370.8e9)
+    assert c.nccl_nvlink_bw(nvl4) == pytest.approx(c.H100_8X_ALLREDUCE_BUSBW_PEAK.value, rel=0.01)
+    assert c.nccl_nvlink_bw(specs.link("nvlink3")) == pytest.approx(12 * 20.0e9)   # A100: 12 links x 20.0
+    with pytest.raises(ValueError, match="NVLinks with a sourced link count"):
+        c.nccl_nvlink_bw(specs.link("ib-ndr-400"))
