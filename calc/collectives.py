@@ -385,6 +385,15 @@ def half_bandwidth_bytes(collective: str, algorithm: str, p: int, link: Link, al
     return fixed / per_byte
 
 
+PYTORCH_DDP = Source(
+    "PyTorch source, torch/nn/parallel/distributed.py (DistributedDataParallel)", "PyTorch", 2026,
+    "pytorch2026ddp", where="argument bucket_cap_mb: 'bucket cap is 25 MiB'",
+    url="https://github.com/pytorch/pytorch/blob/main/torch/nn/parallel/distributed.py",
+)
+#: The size of the buckets PyTorch's data-parallel wrapper packs gradients into by default (25 MiB).
+DDP_BUCKET_BYTES = 25 * 2**20
+
+
 # ----------------------------------------------------------------------------- measured
 
 

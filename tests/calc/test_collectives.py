@@ -194,3 +194,8 @@ def test_nccl_credits_an_h100_nvlink_with_the_measured_plateau():
     assert c.nccl_nvlink_bw(specs.link("nvlink3")) == pytest.approx(12 * 20.0e9)   # A100: 12 links x 20.0
     with pytest.raises(ValueError, match="NVLinks with a sourced link count"):
         c.nccl_nvlink_bw(specs.link("ib-ndr-400"))
+
+
+def test_pytorch_ddp_bucket_is_25_mib():
+    # torch/nn/parallel/distributed.py: bucket_cap_mb defaults to 25 and is read as MiB, 25 x 1024 x 1024
+    assert c.DDP_BUCKET_BYTES == 26_214_400 and c.PYTORCH_DDP.key == "pytorch2026ddp"
