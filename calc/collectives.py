@@ -12,7 +12,8 @@ reports for the collective, so that algorithm bandwidth is ``S / t`` and bus ban
 Algorithms: ``"ring"`` (p GPUs in a ring, each sending one chunk of ``S / p`` to its neighbour
 per step; all-to-all as p - 1 shifted exchanges), ``"tree"`` (NCCL's double binary tree: two
 binary trees, each carrying half the buffer, each GPU an inner node of at most one of them;
-all-reduce only, as in NCCL) and ``"switch"`` (the switch reduces and
+all-reduce only, as in NCCL; NCCL builds these trees between servers and chains the GPUs inside
+each, so this tree is NCCL's with one GPU a server, and ``nccl_tree_steps`` counts NCCL's steps) and ``"switch"`` (the switch reduces and
 multicasts: NVLink SHARP, NCCL's NVLS).
 
 The schedule (``steps``) is the record; ``bytes_sent_received`` counts it. The closed forms in
