@@ -240,9 +240,13 @@ def activation_bytes(plan: Plan) -> float:
 
 
 def memory(plan: Plan) -> Memory:
-    """Memory per GPU: ``model_state_bytes`` of ``stage_params`` plus ``activation_bytes``."""
+    """Memory per GPU: ``model_state_bytes`` of ``stage_params`` plus ``activation_bytes``, against
+    what the driver reports where a source gives it (an H100's 81,559 MiB, less than its "80GB"
+    label of 80 GiB: ``Device.mem_reported_bytes``), else against the label."""
     w, g, o = model_state_bytes(stage_params(plan), plan.zero, plan.dp)
-    return Memory(w, g, o, activation_bytes(plan), float(plan.device.mem_capacity_bytes))
+    dev = plan.device
+    cap = dev.mem_reported_bytes if dev.mem_reported_bytes is not None else dev.mem_capacity_bytes
+    return Memory(w, g, o, activation_bytes(plan), float(cap))
 
 
 # ----------------------------------------------------------------------------- compute

@@ -97,7 +97,8 @@ def test_memory_per_gpu_and_the_capacity():
     p = plan(model=L70)
     mem = P.memory(p)
     assert mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes == pytest.approx(16 * L70.params, rel=1e-12)
-    assert not mem.fits and mem.capacity_bytes == 80 * 2**30
+    # the capacity is what nvidia-smi reports for an H100 80GB HBM3, 81,559 MiB, not the label's 80 GiB
+    assert not mem.fits and mem.capacity_bytes == 81559 * 2**20 < 80 * 2**30
     # tp = 8 and ZeRO-3 over 8 replicas of 64 GPUs: it fits
     assert P.memory(plan(model=L70, gpus=64, tp=8, zero=3, global_batch=64)).fits
 
@@ -129,3 +130,15 @@ def test_the_bound_is_the_largest_part():
     largest = max(st.parts, key=lambda p: p[1])
     assert st.bound == largest[0]
     assert st.time_s == pytest.approx(sum(v for _, v in st.parts))
+
+
+def test_a_plan_between_the_reported_memory_and_the_label_does_not_fit():
+    # An H100 holds 81,559 MiB as nvidia-smi reports it (79.6 GiB); its "80GB" label is 80 GiB. A plan that
+    # needs 79.8 GiB fits the label but not the card: memory() must say it does not fit.
+    p = plan(model=L70, gpus=64, tp=8, zero=3, global_batch=64)
+    mem = P.memory(p)
+    need = 79.8 * 2**30
+    over = P.Memory(mem.weights_bytes, mem.gradients_bytes, mem.optimizer_bytes,
+                    need - (mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes), mem.capacity_bytes)
+    assert over.total_bytes == pytest.approx(need) and not over.fits
+    assert mem.capacity_bytes < need < 80 * 2**30
