@@ -38,6 +38,9 @@ SWITCH = -1  # the switch as a Transfer's src or dst (algorithm "switch")
 #: (baseLatencies, Ring / LL), paid once per collective on top of the per-step latency.
 BASE_LATENCY_S = 6.6e-6
 BASE_LATENCY_SOURCE = NCCL_TUNING.at("baseLatencies, Ring / LL protocol")
+#: NCCL's constants for its Simple protocol (large messages) on a ring over NVLink, in seconds:
+#: the per-step hwLatencies[NVLINK][Ring][Simple] and the once-per-collective baseLatencies[Ring][Simple].
+SIMPLE_NVLINK_ALPHA_S, SIMPLE_BASE_LATENCY_S = 3.4e-6, 8.4e-6
 
 _TREE_ONLY = ("all-reduce",)
 

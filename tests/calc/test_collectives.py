@@ -199,3 +199,13 @@ def test_nccl_credits_an_h100_nvlink_with_the_measured_plateau():
 def test_pytorch_ddp_bucket_is_25_mib():
     # torch/nn/parallel/distributed.py: bucket_cap_mb defaults to 25 and is read as MiB, 25 x 1024 x 1024
     assert c.DDP_BUCKET_BYTES == 26_214_400 and c.PYTORCH_DDP.key == "pytorch2026ddp"
+
+
+def test_nccl_latency_constants_as_tuning_cc_prints_them():
+    # src/graph/tuning.cc at 5067397: baseLatencies Ring {6.6 LL, 14.0 LL128, 8.4 Simple};
+    # hwLatencies NVLINK Ring {0.6, 1.9, 3.4}, PCI Ring {1.0, 2.5, 5.7}, NET Ring {2.7, 4.0, 14.0} (µs)
+    assert c.BASE_LATENCY_S == 6.6e-6 and c.SIMPLE_BASE_LATENCY_S == 8.4e-6 and c.SIMPLE_NVLINK_ALPHA_S == 3.4e-6
+    assert [specs.link(n).latency_us for n in ("nvlink4", "pcie5x16", "ib-ndr-400")] == [0.6, 1.0, 2.7]
+    # the Predict's tiny all-reduce on 8 GPUs: 6.6 + 14 x 0.6 = 15.0 µs
+    assert c.time_s("all-reduce", "ring", 8, 4, specs.link("nvlink4"), base_s=c.BASE_LATENCY_S) == pytest.approx(
+        15.0e-6, rel=1e-3)
