@@ -711,7 +711,9 @@ def _links() -> dict[str, Link]:
              "64 GB/s per link per direction, 448 GB/s to all seven peers together; one peer alone gets 64 GB/s",
              "7 x 128 GB/s"),
         Link("tpu-v5p-ici", "TPU v5p ICI (one link)", "scale-up", 90, None, SCALING_BOOK_TPUS,
-             "one link, one way (9e10 bytes/s); a v5p chip has six, two per axis of its 3D torus",
+             "one link, one way (9e10 bytes/s); a v5p chip has six, two per axis of its 3D torus. Google's "
+             "v5p page prints '1200 GBps' bidirectional ICI per chip (an earlier revision '4800 Gbps'), "
+             "which over six links would be 100 GB/s one way: the sources differ by about a tenth",
              "9e10 bytes/s"),
     ]
     return {l.name: l for l in out}
