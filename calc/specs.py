@@ -692,8 +692,9 @@ def _links() -> dict[str, Link]:
              "900 GB/s total over 18 links (H100 whitepaper, 'Fourth-generation NVLink'); half of it in each "
              "direction", "900 GB/s", lat, links=18),
         Link("nvlink5", "NVLink 5 (B200)", "scale-up", 900, 0.6,
-             HGX_B200.at("HGX B200 column, 'Interconnect'"),
-             "1.8 TB/s total; half of it in each direction", "1.8 TB/s", lat),
+             HGX_B200.at("'Interconnect' row ('5th Generation NVLink: 1.8TB/s') and HGX B200 column, "
+                         "'Total NVLink Bandwidth' (14.4TB/s for 8 GPUs)"),
+             "1.8 TB/s total per GPU (14.4 TB/s / 8); half of it in each direction", "1.8 TB/s", lat),
         Link("pcie4x16", "PCIe 4.0 x16", "scale-up", 32, 1.0, a100,
              "64 GB/s total for the A100 PCIe card; half of it in each direction", "64 GB/s", lat),
         Link("pcie5x16", "PCIe 5.0 x16", "scale-up", 64, 1.0, h100,
