@@ -368,6 +368,40 @@ def time_s(collective: str, algorithm: str, p: int, n_bytes: float, link: Link,
     return base_s + step_count(collective, algorithm, p) * alpha_s + moved / link.bw_per_direction
 
 
+_HIERARCHICAL = ("all-reduce", "all-gather", "reduce-scatter")
+
+
+def time_s_across_servers(collective: str, p: int, n_bytes: float, per_server: int, scale_up: Link,
+                          scale_out: Link, alpha_s: float | None = None, base_s: float = 0.0) -> float:
+    """A ring collective over ``p`` GPUs, ``per_server`` of them in each server, each GPU with its own
+    port on ``scale_out``: alpha-beta time with the bytes split between the two links.
+
+    NCCL runs several rings at once (its channels), each leaving a server through a different GPU's
+    port, so a server's ports share what crosses the network: a GPU's port carries ``1/per_server``
+    of the bytes the GPU sends, and the scale-up link carries them all (scaling-book, 'Cross-node
+    collectives': an all-gather or reduce-scatter costs the bytes over the server's egress). So
+
+        time = base + steps x alpha + max(moved / scale-up bandwidth, moved / (per_server x port bandwidth))
+
+    with ``alpha`` the scale-out link's. With ``per_server`` = 1 this is ``time_s`` over ``scale_out``;
+    with all ``p`` GPUs in one server, ``time_s`` over ``scale_up``. All-reduce, all-gather and
+    reduce-scatter only: an all-to-all's bytes for other servers cannot be shared out this way.
+    """
+    _check(collective, "ring", p)
+    if collective not in _HIERARCHICAL:
+        raise ValueError(f"{collective} across servers is not a ring whose network bytes a server's ports "
+                         f"share; only {', '.join(_HIERARCHICAL)}")
+    if not isinstance(per_server, int) or per_server < 1 or p % per_server:
+        raise ValueError(f"{p} GPUs do not split into servers of {per_server}")
+    if per_server == p:
+        return time_s(collective, "ring", p, n_bytes, scale_up, base_s=base_s)
+    if alpha_s is None:
+        alpha_s = scale_out.alpha_s or 0.0
+    moved = bytes_per_gpu_sent(collective, "ring", p, n_bytes)
+    wire = max(moved / scale_up.bw_per_direction, moved / (per_server * scale_out.bw_per_direction))
+    return base_s + step_count(collective, "ring", p) * alpha_s + wire
+
+
 def algbw(collective: str, algorithm: str, p: int, n_bytes: float, link: Link, **kw) -> float:
     """nccl-tests' algorithm bandwidth S / t, bytes/s, for the modelled time."""
     return n_bytes / time_s(collective, algorithm, p, n_bytes, link, **kw)

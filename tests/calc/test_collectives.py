@@ -209,3 +209,24 @@ def test_nccl_latency_constants_as_tuning_cc_prints_them():
     # the Predict's tiny all-reduce on 8 GPUs: 6.6 + 14 x 0.6 = 15.0 µs
     assert c.time_s("all-reduce", "ring", 8, 4, specs.link("nvlink4"), base_s=c.BASE_LATENCY_S) == pytest.approx(
         15.0e-6, rel=1e-3)
+
+
+def test_a_ring_across_servers_shares_its_network_bytes_among_the_servers_ports():
+    # 64 GPUs, 8 a server, NVLink 4 inside (450 GB/s a direction), one NDR port (50 GB/s) per GPU: each GPU
+    # sends 2·63/64·S; its port carries an eighth of it, so the servers' 8 ports (400 GB/s) set the pace, not
+    # NVLink; 2·63 = 126 steps pay NDR's 2.7 µs. By hand for S = 1 GB: 1.96875e9 / 400e9 + 126 × 2.7e-6.
+    nvl4, ndr = specs.link("nvlink4"), specs.link("ib-ndr-400")
+    t = c.time_s_across_servers("all-reduce", 64, 1e9, 8, nvl4, ndr)
+    assert t == pytest.approx(2 * 63 / 64 * 1e9 / 400e9 + 126 * 2.7e-6)
+    # one GPU a server: every byte through its own port, the flat ring over the network
+    assert c.time_s_across_servers("all-reduce", 64, 1e9, 1, nvl4, ndr) == c.time_s("all-reduce", "ring", 64, 1e9, ndr)
+    # one server: NVLink alone
+    assert c.time_s_across_servers("all-gather", 8, 1e9, 8, nvl4, ndr) == c.time_s("all-gather", "ring", 8, 1e9, nvl4)
+    # NVLink 5 (900 GB/s) outruns 8 ports: the ports set the pace, 2.25 times NVLink's own time
+    nvl5 = specs.link("nvlink5")
+    wire = c.time_s_across_servers("reduce-scatter", 64, 1e9, 8, nvl5, ndr, alpha_s=0)
+    assert wire == pytest.approx(63 / 64 * 1e9 / 400e9)
+    with pytest.raises(ValueError, match="all-to-all across servers"):
+        c.time_s_across_servers("all-to-all", 64, 1e9, 8, nvl4, ndr)
+    with pytest.raises(ValueError, match="do not split into servers"):
+        c.time_s_across_servers("all-reduce", 12, 1e9, 8, nvl4, ndr)

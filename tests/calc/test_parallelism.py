@@ -68,8 +68,15 @@ def test_data_parallel_all_reduce_is_a_ring_over_the_right_link():
     n = 2 * L8.params
     assert P.dp_bytes(plan()) == n
     assert P.dp_time_s(plan(overlap=False)) == pytest.approx(2 * 7 / 8 * n / 400e9 + 14 * 1e-6)
-    # 16 GPUs over two nodes: the same ring is limited by the scale-out link
-    assert P.dp_time_s(plan(gpus=16)) == pytest.approx(2 * 15 / 16 * n / 50e9 + 30 * 10e-6)
+    # 16 GPUs over two nodes of 8: each GPU's port carries 1/8 of its ring bytes (NCCL's rings leave a node
+    # through different GPUs' ports), 8 x 50 = 400 GB/s, as fast as FAST: 2·15/16 of the bytes at 400 GB/s,
+    # plus 2·15 latencies of the scale-out link's 10 µs
+    assert P.dp_time_s(plan(gpus=16)) == pytest.approx(2 * 15 / 16 * n / 400e9 + 30 * 10e-6)
+    # nodes of 4: four ports, 200 GB/s, set the pace
+    assert P.dp_time_s(plan(gpus=16, gpus_per_node=4)) == pytest.approx(2 * 15 / 16 * n / 200e9 + 30 * 10e-6)
+    # tp = 8 fills each node: every DP group has one GPU a node, whose one port carries all its bytes
+    p8 = plan(gpus=16, tp=8, global_batch=8)
+    assert P.dp_time_s(p8) == pytest.approx(2 * 1 / 2 * P.dp_bytes(p8) / 50e9 + 2 * 10e-6)
     # ZeRO-3: two all-gathers and a reduce-scatter, 1.5 times the all-reduce's bytes
     z3 = P.dp_time_s(plan(zero=3))
     assert z3 == pytest.approx(3 * 7 / 8 * n / 400e9 + 21 * 1e-6)
