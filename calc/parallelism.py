@@ -297,6 +297,8 @@ def _group_time_s(plan: Plan, collective: str, size: int, stride: int, n_bytes: 
     if size * stride <= plan.gpus_per_node:
         return collectives.time_s(collective, "ring", size, n_bytes, plan.scale_up)
     per_node = max(1, min(size, plan.gpus_per_node // stride))
+    while size % per_node:          # a group that does not fill its nodes evenly: the largest even share
+        per_node -= 1
     return collectives.time_s_across_servers(collective, size, n_bytes, per_node, plan.scale_up, plan.scale_out)
 
 

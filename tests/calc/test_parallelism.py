@@ -149,3 +149,11 @@ def test_a_plan_between_the_reported_memory_and_the_label_does_not_fit():
                     need - (mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes), mem.capacity_bytes)
     assert over.total_bytes == pytest.approx(need) and not over.fits
     assert mem.capacity_bytes < need < 80 * 2**30
+
+
+def test_a_group_that_fills_its_nodes_unevenly_still_has_a_time():
+    # 12 GPUs in nodes of 8 with tp = 2: a DP group of 6, 4 of them in the first node. The ports are shared
+    # in the largest even split, 3 a node: 2·5/6 of the bytes over 3 × 50 = 150 GB/s, 10 latencies of 10 µs.
+    p = plan(gpus=12, tp=2, global_batch=6)
+    assert p.dp == 6
+    assert P.dp_time_s(p) == pytest.approx(2 * 5 / 6 * P.dp_bytes(p) / 150e9 + 10 * 10e-6)
