@@ -12,7 +12,8 @@ reports for the collective, so that algorithm bandwidth is ``S / t`` and bus ban
 Algorithms: ``"ring"`` (p GPUs in a ring, each sending one chunk of ``S / p`` to its neighbour
 per step; all-to-all as p - 1 shifted exchanges), ``"tree"`` (NCCL's double binary tree: two
 binary trees, each carrying half the buffer, each GPU an inner node of at most one of them;
-all-reduce only, as in NCCL) and ``"switch"`` (the switch reduces and
+all-reduce only, as in NCCL; NCCL builds these trees between servers and chains the GPUs inside
+each, so this tree is NCCL's with one GPU a server, and ``nccl_tree_steps`` counts NCCL's steps) and ``"switch"`` (the switch reduces and
 multicasts: NVLink SHARP, NCCL's NVLS).
 
 The schedule (``steps``) is the record; ``bytes_sent_received`` counts it. The closed forms in
@@ -37,6 +38,9 @@ SWITCH = -1  # the switch as a Transfer's src or dst (algorithm "switch")
 #: (baseLatencies, Ring / LL), paid once per collective on top of the per-step latency.
 BASE_LATENCY_S = 6.6e-6
 BASE_LATENCY_SOURCE = NCCL_TUNING.at("baseLatencies, Ring / LL protocol")
+#: NCCL's constants for its Simple protocol (large messages) on a ring over NVLink, in seconds:
+#: the per-step hwLatencies[NVLINK][Ring][Simple] and the once-per-collective baseLatencies[Ring][Simple].
+SIMPLE_NVLINK_ALPHA_S, SIMPLE_BASE_LATENCY_S = 3.4e-6, 8.4e-6
 
 _TREE_ONLY = ("all-reduce",)
 
@@ -271,6 +275,42 @@ def step_count(collective: str, algorithm: str, p: int) -> int:
     return {"all-reduce": 2 * (p - 1), "broadcast": 2 * p - 2 if p > 1 else 0}.get(collective, p - 1)
 
 
+def nccl_tree_steps(p: int, gpus_per_node: int) -> int:
+    """Steps NCCL's cost model charges a tree all-reduce of ``p`` GPUs, ``gpus_per_node`` to a server:
+    ``2 · ((gpus_per_node − 1) + log2(nodes))`` (src/graph/tuning.cc). NCCL builds its double binary
+    tree between servers, one tree node per server, and chains the GPUs inside each server, so the
+    steps grow with the servers' logarithm and the GPUs per server. (``steps(..., "tree", p)`` is the
+    same tree with one GPU per server.)
+
+    >>> nccl_tree_steps(1024, 8)     # 128 servers: 2 × (7 + 7)
+    28
+    """
+    if not isinstance(p, int) or not isinstance(gpus_per_node, int) or p < 1 or gpus_per_node < 1 \
+            or p % gpus_per_node:
+        raise ValueError(f"{p} GPUs do not fill whole servers of {gpus_per_node}")
+    nodes = p // gpus_per_node
+    return 2 * ((gpus_per_node - 1) + (nodes.bit_length() - 1))    # NCCL's log2i: the whole part of log2
+
+
+NCCL_TOPO = Source(
+    "NCCL source, src/graph/topo.h (NVLink bandwidth per link)", "NVIDIA", 2026, "nvidia2026nccltopo",
+    where="SM80_NVLINK_BW, SM90_NVLINK_BW, SM100_NVLINK_BW",
+    url="https://github.com/NVIDIA/nccl/blob/5067397c2676d5aed50042fc39e5c8ee96eb0027/src/graph/topo.h",
+    note="what NCCL's topology search credits one NVLink with, GB/s in each direction, by compute capability",
+)
+#: GB/s per NVLink and direction that NCCL's topology code credits, by NVLink generation (topo.h: compute
+#: capability 8.0 20.0, 9.0 20.6, 10.0 40.1), against the 25, 25 and 50 GB/s the datasheets' totals give.
+NCCL_NVLINK_GBPS_PER_LINK = {"nvlink3": 20.0, "nvlink4": 20.6, "nvlink5": 40.1}
+
+
+def nccl_nvlink_bw(link: Link) -> float:
+    """Bytes/s in one direction that NCCL credits a GPU's NVLinks with: its per-link figure (topo.h)
+    times the link count. ValueError for a link that is not NVLink or whose count no source gives."""
+    if link.name not in NCCL_NVLINK_GBPS_PER_LINK or link.links is None:
+        raise ValueError(f"NCCL's topology figure is known for NVLinks with a sourced link count, not {link.name!r}")
+    return NCCL_NVLINK_GBPS_PER_LINK[link.name] * 1e9 * link.links
+
+
 def disjoint_rings(p: int) -> list[list[int]]:
     """``p - 1`` rings over ``p`` GPUs that share no directed link, found by search: on a fully
     connected mesh (the MI300X's eight GPUs, seven links each) a ring collective cut into ``p - 1``
@@ -328,6 +368,40 @@ def time_s(collective: str, algorithm: str, p: int, n_bytes: float, link: Link,
     return base_s + step_count(collective, algorithm, p) * alpha_s + moved / link.bw_per_direction
 
 
+_HIERARCHICAL = ("all-reduce", "all-gather", "reduce-scatter")
+
+
+def time_s_across_servers(collective: str, p: int, n_bytes: float, per_server: int, scale_up: Link,
+                          scale_out: Link, alpha_s: float | None = None, base_s: float = 0.0) -> float:
+    """A ring collective over ``p`` GPUs, ``per_server`` of them in each server, each GPU with its own
+    port on ``scale_out``: alpha-beta time with the bytes split between the two links.
+
+    NCCL runs several rings at once (its channels), each leaving a server through a different GPU's
+    port, so a server's ports share what crosses the network: a GPU's port carries ``1/per_server``
+    of the bytes the GPU sends, and the scale-up link carries them all (scaling-book, 'Cross-node
+    collectives': an all-gather or reduce-scatter costs the bytes over the server's egress). So
+
+        time = base + steps x alpha + max(moved / scale-up bandwidth, moved / (per_server x port bandwidth))
+
+    with ``alpha`` the scale-out link's. With ``per_server`` = 1 this is ``time_s`` over ``scale_out``;
+    with all ``p`` GPUs in one server, ``time_s`` over ``scale_up``. All-reduce, all-gather and
+    reduce-scatter only: an all-to-all's bytes for other servers cannot be shared out this way.
+    """
+    _check(collective, "ring", p)
+    if collective not in _HIERARCHICAL:
+        raise ValueError(f"{collective} across servers is not a ring whose network bytes a server's ports "
+                         f"share; only {', '.join(_HIERARCHICAL)}")
+    if not isinstance(per_server, int) or per_server < 1 or p % per_server:
+        raise ValueError(f"{p} GPUs do not split into servers of {per_server}")
+    if per_server == p:
+        return time_s(collective, "ring", p, n_bytes, scale_up, base_s=base_s)
+    if alpha_s is None:
+        alpha_s = scale_out.alpha_s or 0.0
+    moved = bytes_per_gpu_sent(collective, "ring", p, n_bytes)
+    wire = max(moved / scale_up.bw_per_direction, moved / (per_server * scale_out.bw_per_direction))
+    return base_s + step_count(collective, "ring", p) * alpha_s + wire
+
+
 def algbw(collective: str, algorithm: str, p: int, n_bytes: float, link: Link, **kw) -> float:
     """nccl-tests' algorithm bandwidth S / t, bytes/s, for the modelled time."""
     return n_bytes / time_s(collective, algorithm, p, n_bytes, link, **kw)
@@ -349,6 +423,15 @@ def half_bandwidth_bytes(collective: str, algorithm: str, p: int, link: Link, al
     return fixed / per_byte
 
 
+PYTORCH_DDP = Source(
+    "PyTorch source, torch/nn/parallel/distributed.py (DistributedDataParallel)", "PyTorch", 2026,
+    "pytorch2026ddp", where="argument bucket_cap_mb: 'bucket cap is 25 MiB'",
+    url="https://github.com/pytorch/pytorch/blob/main/torch/nn/parallel/distributed.py",
+)
+#: The size of the buckets PyTorch's data-parallel wrapper packs gradients into by default (25 MiB).
+DDP_BUCKET_BYTES = 25 * 2**20
+
+
 # ----------------------------------------------------------------------------- measured
 
 
@@ -364,8 +447,9 @@ class Measured:
 
 
 SCALING_BOOK_GPUS = Source(
-    "How to Scale Your Model, Part 12: How to Think About GPUs (Austin et al.)", "Google DeepMind", 2025,
-    "austin2025scalingbook", where="section 'Collectives', paragraph 'Empirical measurements'",
+    "How to Scale Your Model, Part 12: How to Think About GPUs (Austin, Patil, Paszke and Pope)",
+    "Google DeepMind", 2025,
+    "austin2025scalingbookgpus", where="section 'Collectives', paragraph 'Empirical measurements'",
     url="https://github.com/jax-ml/scaling-book/blob/1a55377affc9ee8f10b549f689ad57e813623a7e/gpus.md",
 )
 
@@ -382,4 +466,5 @@ H100_8X_ALLREDUCE_BUSBW_58MB = Measured(
 H100_8X_ALLREDUCE_SHARP_GAIN = Measured(
     "gain in all-reduce bandwidth from SHARP (NVLS) inside an 8 x H100 node", 0.30, "fraction",
     SCALING_BOOK_GPUS.at("paragraph 'In network reductions'"), "'about a 30% increase ... compared to the "
-    "predicted 75%'; 'about 480GB/s effective collective bandwidth'")
+    "predicted 75%'; 'about 480GB/s effective collective bandwidth'; at the largest messages ('about 30% "
+    "throughput improvement at peak', NCCL 2.27.5)")

@@ -8,7 +8,10 @@ in FLOP. Every formula cites where it comes from; the book's own simplifications
 Layout of the GPUs (Megatron-LM's default order, tensor fastest): the ``tp`` GPUs of a tensor
 group are neighbours, data-parallel replicas come next, pipeline stages last. A group whose GPUs
 all sit in one node (``gpus_per_node``) talks over the scale-up link (NVLink, Infinity Fabric);
-one that spans nodes is limited by the scale-out link (one InfiniBand port per GPU).
+one that spans nodes also crosses the scale-out link (one InfiniBand port per GPU), where the ports
+of the group's GPUs in a node share its network bytes, as NCCL's several rings do
+(``collectives.time_s_across_servers``): a group with one GPU a node (the tensor group fills it)
+sends all its bytes through each GPU's own port.
 
 Memory per GPU (bytes), for mixed-precision Adam as the ZeRO paper counts it (Rajbhandari et al.,
 2020, Section 3.1): 2 bytes a parameter of BF16 weights, 2 of BF16 gradients, and K = 12 of
@@ -240,9 +243,13 @@ def activation_bytes(plan: Plan) -> float:
 
 
 def memory(plan: Plan) -> Memory:
-    """Memory per GPU: ``model_state_bytes`` of ``stage_params`` plus ``activation_bytes``."""
+    """Memory per GPU: ``model_state_bytes`` of ``stage_params`` plus ``activation_bytes``, against
+    what the driver reports where a source gives it (an H100's 81,559 MiB, less than its "80GB"
+    label of 80 GiB: ``Device.mem_reported_bytes``), else against the label."""
     w, g, o = model_state_bytes(stage_params(plan), plan.zero, plan.dp)
-    return Memory(w, g, o, activation_bytes(plan), float(plan.device.mem_capacity_bytes))
+    dev = plan.device
+    cap = dev.mem_reported_bytes if dev.mem_reported_bytes is not None else dev.mem_capacity_bytes
+    return Memory(w, g, o, activation_bytes(plan), float(cap))
 
 
 # ----------------------------------------------------------------------------- compute
@@ -278,9 +285,21 @@ def bubble_fraction(p: int, m: int) -> float:
 
 
 def group_link(plan: Plan, size: int, stride: int):
-    """The link that limits a group of ``size`` GPUs ``stride`` apart: the scale-up link when the
-    group fits in one node, else the scale-out link."""
+    """The slowest link a group of ``size`` GPUs ``stride`` apart crosses: the scale-up link when the
+    group fits in one node, else the scale-out link (whose ports the group's GPUs in a node share)."""
     return plan.scale_up if size * stride <= plan.gpus_per_node else plan.scale_out
+
+
+def _group_time_s(plan: Plan, collective: str, size: int, stride: int, n_bytes: float) -> float:
+    """A ring ``collective`` over a group of ``size`` GPUs ``stride`` apart: over the scale-up link when
+    the group fits in one node, else with its network bytes shared by the ports of the group's GPUs in
+    each node (``collectives.time_s_across_servers``; one GPU a node when the stride fills a node)."""
+    if size * stride <= plan.gpus_per_node:
+        return collectives.time_s(collective, "ring", size, n_bytes, plan.scale_up)
+    per_node = max(1, min(size, plan.gpus_per_node // stride))
+    while size % per_node:          # a group that does not fill its nodes evenly: the largest even share
+        per_node -= 1
+    return collectives.time_s_across_servers(collective, size, n_bytes, per_node, plan.scale_up, plan.scale_out)
 
 
 def _bw(link) -> float:
@@ -302,12 +321,11 @@ def dp_time_s(plan: Plan) -> float:
     times its volume under ZeRO-3 (two all-gathers of the weights, one reduce-scatter)."""
     if plan.dp == 1:
         return 0.0
-    link = group_link(plan, plan.dp, plan.tp)
     n = dp_bytes(plan)
     if plan.zero < 3:
-        return collectives.time_s("all-reduce", "ring", plan.dp, n, link)
-    return (2 * collectives.time_s("all-gather", "ring", plan.dp, n, link)
-            + collectives.time_s("reduce-scatter", "ring", plan.dp, n, link))
+        return _group_time_s(plan, "all-reduce", plan.dp, plan.tp, n)
+    return (2 * _group_time_s(plan, "all-gather", plan.dp, plan.tp, n)
+            + _group_time_s(plan, "reduce-scatter", plan.dp, plan.tp, n))
 
 
 def tp_message_bytes(plan: Plan) -> float:
@@ -320,9 +338,8 @@ def tp_time_s(plan: Plan) -> float:
     recomputation), over the stage's layers and the m micro-batches."""
     if plan.tp == 1:
         return 0.0
-    link = group_link(plan, plan.tp, 1)
     per_layer = 6 if plan.recompute else 4
-    one = collectives.time_s("all-reduce", "ring", plan.tp, tp_message_bytes(plan), link)
+    one = _group_time_s(plan, "all-reduce", plan.tp, 1, tp_message_bytes(plan))
     return per_layer * plan.stage_layers * plan.micro_batches * one
 
 

@@ -102,6 +102,15 @@ MI300X_DS = Source(
     "AMD Instinct MI300X Accelerator datasheet", "AMD", 2023, "amd2023mi300xdatasheet",
     url="https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html",
 )
+CDNA3_WP = Source(
+    "Introducing AMD CDNA 3 Architecture (white paper)", "AMD", 2023, "amd2023cdna3",
+    where="'Communication and scaling' and Table 2",
+    url="https://www.amd.com/content/dam/amd/en/documents/instinct-tech-docs/white-papers/amd-cdna-3-white-paper.pdf",
+    note="Infinity Fabric links of 16 lanes at up to 32 Gbps, bi-directional; MI300X: 7 x16 links, "
+         "'P2P ring peak aggregate I/O bandwidth' 896 GB/s for 8 GPUs",
+)
+#: An MI300X Infinity Fabric link: 16 lanes at up to 32 Gb/s each, in each direction (CDNA 3 white paper).
+MI300X_IF_LANES, MI300X_IF_LANE_GBITS = 16, 32
 NCCL_TESTS_PERF = Source(
     "NCCL Tests: Performance reported by NCCL tests (doc/PERFORMANCE.md)", "NVIDIA", 2026,
     "nvidia2026nccltests", where="'Bandwidth': algorithm bandwidth and bus bandwidth",
@@ -522,8 +531,8 @@ def _build() -> dict[str, Device]:
         "compute_units": Spec(304, "CUs", mi),
         "tdp_watts": Spec(750, "W", mi, "peak total board power"),
         "infinity_fabric_links": Spec(7, "links", mi),
-        "infinity_fabric_link_bw": Spec(128e9, "B/s", mi, "'peak Infinity Fabric link bandwidth', per link; "
-                                        "AMD does not say per direction or both"),
+        "infinity_fabric_link_bw": Spec(128e9, "B/s", mi, "'peak Infinity Fabric link bandwidth', per link, both "
+                                        "directions: the CDNA 3 white paper's 16 lanes at 32 Gb/s are 64 GB/s each way"),
     }, peaks, link="infinity-fabric-mi300x")
 
     l4 = L4_DS.at("specifications table")
@@ -640,10 +649,11 @@ class Link:
     ``bw_per_direction_GBps`` is in GB/s (10**9 bytes per second) in ONE direction, for one
     device's whole connection of that kind (all its NVLinks together, one network port, one
     PCIe x16 slot): the figure a collective's bytes are divided by. Vendors print the sum of
-    both directions for NVLink and PCIe ("900 GB/s") and the signalling rate in bits for
-    networks ("400 Gb/s"); ``printed`` keeps the figure as printed, ``note`` says how it was
+    both directions for NVLink and PCIe ("900 GB/s") and the data rate in bits for
+    networks ("400 Gb/s", the data rate of one port in each direction); ``printed`` keeps the figure as printed, ``note`` says how it was
     converted. ``latency_us`` is a per-step software-and-hardware latency in microseconds, from
-    NCCL's own cost model where it has one, else None; ``latency_source`` names it.
+    NCCL's own cost model where it has one, else None; ``latency_source`` names it. ``links`` counts the
+    physical links of an NVLink connection (12 on the A100, 18 on the H100), None elsewhere.
     """
 
     name: str
@@ -655,6 +665,7 @@ class Link:
     note: str = ""
     printed: str = ""
     latency_source: Optional[Source] = None
+    links: Optional[int] = None  # how many physical links make up that connection, where the source says
 
     @property
     def bw_per_direction(self) -> float:
@@ -676,12 +687,14 @@ def _links() -> dict[str, Link]:
     out = [
         Link("nvlink3", "NVLink 3 (A100 SXM)", "scale-up", 300, 0.6,
              A100_WP.at("Section 'Third-generation NVLink'"),
-             "600 GB/s total over 12 links, 25 GB/s per link per direction", "600 GB/s", lat),
+             "600 GB/s total over 12 links, 25 GB/s per link per direction", "600 GB/s", lat, links=12),
         Link("nvlink4", "NVLink 4 (H100/H200 SXM)", "scale-up", 450, 0.6, h100,
-             "900 GB/s total over 18 links; half of it in each direction", "900 GB/s", lat),
+             "900 GB/s total over 18 links (H100 whitepaper, 'Fourth-generation NVLink'); half of it in each "
+             "direction", "900 GB/s", lat, links=18),
         Link("nvlink5", "NVLink 5 (B200)", "scale-up", 900, 0.6,
-             HGX_B200.at("HGX B200 column, 'Interconnect'"),
-             "1.8 TB/s total; half of it in each direction", "1.8 TB/s", lat),
+             HGX_B200.at("'Interconnect' row ('5th Generation NVLink: 1.8TB/s') and HGX B200 column, "
+                         "'Total NVLink Bandwidth' (14.4TB/s for 8 GPUs)"),
+             "1.8 TB/s total per GPU (14.4 TB/s / 8); half of it in each direction", "1.8 TB/s", lat),
         Link("pcie4x16", "PCIe 4.0 x16", "scale-up", 32, 1.0, a100,
              "64 GB/s total for the A100 PCIe card; half of it in each direction", "64 GB/s", lat),
         Link("pcie5x16", "PCIe 5.0 x16", "scale-up", 64, 1.0, h100,
@@ -695,11 +708,13 @@ def _links() -> dict[str, Link]:
              "400 Gb/s", lat),
         Link("infinity-fabric-mi300x", "Infinity Fabric (MI300X, 8-GPU platform)", "scale-up", 448, None,
              MI300X_DS.at("'AMD Infinity Fabric links' and 'Peak Infinity Fabric link bandwidth'"),
-             "7 links of 128 GB/s each, read as both directions (AMD does not say): 64 GB/s per link "
-             "per direction, 448 GB/s to all seven peers together; one peer alone gets 64 GB/s",
+             "7 links of 128 GB/s each, both directions (the CDNA 3 white paper's x16 links at 32 Gb/s a lane): "
+             "64 GB/s per link per direction, 448 GB/s to all seven peers together; one peer alone gets 64 GB/s",
              "7 x 128 GB/s"),
         Link("tpu-v5p-ici", "TPU v5p ICI (one link)", "scale-up", 90, None, SCALING_BOOK_TPUS,
-             "one link, one way (9e10 bytes/s); a v5p chip has six, two per axis of its 3D torus",
+             "one link, one way (9e10 bytes/s); a v5p chip has six, two per axis of its 3D torus. Google's "
+             "v5p page prints '1200 GBps' bidirectional ICI per chip (an earlier revision '4800 Gbps'), "
+             "which over six links would be 100 GB/s one way: the sources differ by about a tenth",
              "9e10 bytes/s"),
     ]
     return {l.name: l for l in out}

@@ -153,7 +153,7 @@ def test_bad_input_is_a_clear_error():
 
 def test_measured_figures_carry_their_source():
     m = c.H100_8X_ALLREDUCE_BUSBW_PEAK
-    assert m.source.key == "austin2025scalingbook" and m.value < specs.link("nvlink4").bw_per_direction
+    assert m.source.key == "austin2025scalingbookgpus" and m.value < specs.link("nvlink4").bw_per_direction
 
 
 @pytest.mark.parametrize("p", [2, 3, 5, 8, 9])
@@ -170,3 +170,63 @@ def test_disjoint_rings_cover_every_directed_link_of_a_mesh_once(p):
 def test_disjoint_rings_say_where_none_exist(p):
     with pytest.raises(ValueError, match="link-disjoint rings"):
         c.disjoint_rings(p)
+
+
+def test_nccl_tree_steps_chain_inside_a_server_and_tree_between_servers():
+    # NCCL's tuning.cc: a tree all-reduce pays 2 x ((GPUs per node - 1) intra-node + log2(nodes) network)
+    # latencies. By hand: 1,024 GPUs in 128 servers of 8 -> 2 x (7 + 7) = 28; one server of 8 -> 2 x 7 = 14,
+    # the ring's 2(p - 1) there too; 1,000 GPUs in 125 servers -> log2i(125) = 6 -> 2 x (7 + 6) = 26.
+    assert c.nccl_tree_steps(1024, 8) == 28
+    assert c.nccl_tree_steps(8, 8) == 14 == c.step_count("all-reduce", "ring", 8)
+    assert c.nccl_tree_steps(1000, 8) == 26
+    assert c.nccl_tree_steps(16, 1) == 2 * 4          # one GPU a server: the book's binary tree over GPUs
+    assert c.nccl_tree_steps(16, 1) == c.step_count("all-reduce", "tree", 16)
+    with pytest.raises(ValueError, match="whole servers"):
+        c.nccl_tree_steps(12, 8)
+
+
+def test_nccl_credits_an_h100_nvlink_with_the_measured_plateau():
+    # NCCL src/graph/topo.h: SM90_NVLINK_BW 20.6 GB/s per link and direction; the H100 has 18 NVLinks
+    # (900 GB/s / 2 / 25 GB/s). 18 x 20.6 = 370.8 GB/s, scaling-book's measured "close to 370GB/s".
+    nvl4 = specs.link("nvlink4")
+    assert c.nccl_nvlink_bw(nvl4) == pytest.approx(370.8e9)
+    assert c.nccl_nvlink_bw(nvl4) == pytest.approx(c.H100_8X_ALLREDUCE_BUSBW_PEAK.value, rel=0.01)
+    assert c.nccl_nvlink_bw(specs.link("nvlink3")) == pytest.approx(12 * 20.0e9)   # A100: 12 links x 20.0
+    with pytest.raises(ValueError, match="NVLinks with a sourced link count"):
+        c.nccl_nvlink_bw(specs.link("ib-ndr-400"))
+
+
+def test_pytorch_ddp_bucket_is_25_mib():
+    # torch/nn/parallel/distributed.py: bucket_cap_mb defaults to 25 and is read as MiB, 25 x 1024 x 1024
+    assert c.DDP_BUCKET_BYTES == 26_214_400 and c.PYTORCH_DDP.key == "pytorch2026ddp"
+
+
+def test_nccl_latency_constants_as_tuning_cc_prints_them():
+    # src/graph/tuning.cc at 5067397: baseLatencies Ring {6.6 LL, 14.0 LL128, 8.4 Simple};
+    # hwLatencies NVLINK Ring {0.6, 1.9, 3.4}, PCI Ring {1.0, 2.5, 5.7}, NET Ring {2.7, 4.0, 14.0} (µs)
+    assert c.BASE_LATENCY_S == 6.6e-6 and c.SIMPLE_BASE_LATENCY_S == 8.4e-6 and c.SIMPLE_NVLINK_ALPHA_S == 3.4e-6
+    assert [specs.link(n).latency_us for n in ("nvlink4", "pcie5x16", "ib-ndr-400")] == [0.6, 1.0, 2.7]
+    # the Predict's tiny all-reduce on 8 GPUs: 6.6 + 14 x 0.6 = 15.0 µs
+    assert c.time_s("all-reduce", "ring", 8, 4, specs.link("nvlink4"), base_s=c.BASE_LATENCY_S) == pytest.approx(
+        15.0e-6, rel=1e-3)
+
+
+def test_a_ring_across_servers_shares_its_network_bytes_among_the_servers_ports():
+    # 64 GPUs, 8 a server, NVLink 4 inside (450 GB/s a direction), one NDR port (50 GB/s) per GPU: each GPU
+    # sends 2·63/64·S; its port carries an eighth of it, so the servers' 8 ports (400 GB/s) set the pace, not
+    # NVLink; 2·63 = 126 steps pay NDR's 2.7 µs. By hand for S = 1 GB: 1.96875e9 / 400e9 + 126 × 2.7e-6.
+    nvl4, ndr = specs.link("nvlink4"), specs.link("ib-ndr-400")
+    t = c.time_s_across_servers("all-reduce", 64, 1e9, 8, nvl4, ndr)
+    assert t == pytest.approx(2 * 63 / 64 * 1e9 / 400e9 + 126 * 2.7e-6)
+    # one GPU a server: every byte through its own port, the flat ring over the network
+    assert c.time_s_across_servers("all-reduce", 64, 1e9, 1, nvl4, ndr) == c.time_s("all-reduce", "ring", 64, 1e9, ndr)
+    # one server: NVLink alone
+    assert c.time_s_across_servers("all-gather", 8, 1e9, 8, nvl4, ndr) == c.time_s("all-gather", "ring", 8, 1e9, nvl4)
+    # NVLink 5 (900 GB/s) outruns 8 ports: the ports set the pace, 2.25 times NVLink's own time
+    nvl5 = specs.link("nvlink5")
+    wire = c.time_s_across_servers("reduce-scatter", 64, 1e9, 8, nvl5, ndr, alpha_s=0)
+    assert wire == pytest.approx(63 / 64 * 1e9 / 400e9)
+    with pytest.raises(ValueError, match="all-to-all across servers"):
+        c.time_s_across_servers("all-to-all", 64, 1e9, 8, nvl4, ndr)
+    with pytest.raises(ValueError, match="do not split into servers"):
+        c.time_s_across_servers("all-reduce", 12, 1e9, 8, nvl4, ndr)

@@ -241,3 +241,12 @@ def test_llama3_405b_runs_multiply_to_their_gpus_and_16m_tokens():
         assert run.tp * run.cp * run.pp * run.dp == run.gpus
         assert run.tokens_per_batch == 16 * 2**20
         assert run.mfu == pytest.approx(run.tflops_per_gpu / 989.4, abs=0.006)   # the H100's dense BF16 peak
+
+
+def test_llama3_table4_long_context_row_says_the_paper_prints_dp_4():
+    # The paper's Table 4 prints DP 4 in its last row; 16,384 / (8 x 16 x 16) = 8 and
+    # 16M / (16 x 131,072) = 8, so calc stores 8 and says what was printed.
+    run = llm.LLAMA3_405B_RUNS[2]
+    assert run.dp == run.gpus // (run.tp * run.cp * run.pp) == 8
+    assert "prints DP 4" in run.note
+    assert all(r.note == "" for r in llm.LLAMA3_405B_RUNS[:2])

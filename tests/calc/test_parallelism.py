@@ -68,8 +68,15 @@ def test_data_parallel_all_reduce_is_a_ring_over_the_right_link():
     n = 2 * L8.params
     assert P.dp_bytes(plan()) == n
     assert P.dp_time_s(plan(overlap=False)) == pytest.approx(2 * 7 / 8 * n / 400e9 + 14 * 1e-6)
-    # 16 GPUs over two nodes: the same ring is limited by the scale-out link
-    assert P.dp_time_s(plan(gpus=16)) == pytest.approx(2 * 15 / 16 * n / 50e9 + 30 * 10e-6)
+    # 16 GPUs over two nodes of 8: each GPU's port carries 1/8 of its ring bytes (NCCL's rings leave a node
+    # through different GPUs' ports), 8 x 50 = 400 GB/s, as fast as FAST: 2·15/16 of the bytes at 400 GB/s,
+    # plus 2·15 latencies of the scale-out link's 10 µs
+    assert P.dp_time_s(plan(gpus=16)) == pytest.approx(2 * 15 / 16 * n / 400e9 + 30 * 10e-6)
+    # nodes of 4: four ports, 200 GB/s, set the pace
+    assert P.dp_time_s(plan(gpus=16, gpus_per_node=4)) == pytest.approx(2 * 15 / 16 * n / 200e9 + 30 * 10e-6)
+    # tp = 8 fills each node: every DP group has one GPU a node, whose one port carries all its bytes
+    p8 = plan(gpus=16, tp=8, global_batch=8)
+    assert P.dp_time_s(p8) == pytest.approx(2 * 1 / 2 * P.dp_bytes(p8) / 50e9 + 2 * 10e-6)
     # ZeRO-3: two all-gathers and a reduce-scatter, 1.5 times the all-reduce's bytes
     z3 = P.dp_time_s(plan(zero=3))
     assert z3 == pytest.approx(3 * 7 / 8 * n / 400e9 + 21 * 1e-6)
@@ -97,7 +104,8 @@ def test_memory_per_gpu_and_the_capacity():
     p = plan(model=L70)
     mem = P.memory(p)
     assert mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes == pytest.approx(16 * L70.params, rel=1e-12)
-    assert not mem.fits and mem.capacity_bytes == 80 * 2**30
+    # the capacity is what nvidia-smi reports for an H100 80GB HBM3, 81,559 MiB, not the label's 80 GiB
+    assert not mem.fits and mem.capacity_bytes == 81559 * 2**20 < 80 * 2**30
     # tp = 8 and ZeRO-3 over 8 replicas of 64 GPUs: it fits
     assert P.memory(plan(model=L70, gpus=64, tp=8, zero=3, global_batch=64)).fits
 
@@ -129,3 +137,23 @@ def test_the_bound_is_the_largest_part():
     largest = max(st.parts, key=lambda p: p[1])
     assert st.bound == largest[0]
     assert st.time_s == pytest.approx(sum(v for _, v in st.parts))
+
+
+def test_a_plan_between_the_reported_memory_and_the_label_does_not_fit():
+    # An H100 holds 81,559 MiB as nvidia-smi reports it (79.6 GiB); its "80GB" label is 80 GiB. A plan that
+    # needs 79.8 GiB fits the label but not the card: memory() must say it does not fit.
+    p = plan(model=L70, gpus=64, tp=8, zero=3, global_batch=64)
+    mem = P.memory(p)
+    need = 79.8 * 2**30
+    over = P.Memory(mem.weights_bytes, mem.gradients_bytes, mem.optimizer_bytes,
+                    need - (mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes), mem.capacity_bytes)
+    assert over.total_bytes == pytest.approx(need) and not over.fits
+    assert mem.capacity_bytes < need < 80 * 2**30
+
+
+def test_a_group_that_fills_its_nodes_unevenly_still_has_a_time():
+    # 12 GPUs in nodes of 8 with tp = 2: a DP group of 6, 4 of them in the first node. The ports are shared
+    # in the largest even split, 3 a node: 2·5/6 of the bytes over 3 × 50 = 150 GB/s, 10 latencies of 10 µs.
+    p = plan(gpus=12, tp=2, global_batch=6)
+    assert p.dp == 6
+    assert P.dp_time_s(p) == pytest.approx(2 * 5 / 6 * P.dp_bytes(p) / 150e9 + 10 * 10e-6)

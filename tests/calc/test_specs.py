@@ -259,3 +259,19 @@ def test_scale_up_links_and_errors():
     with pytest.raises(ValueError, match="unknown link 'nvlink9'; known: nvlink3"):
         specs.link("nvlink9")
     assert all(l.source.key for l in specs.links())
+
+
+def test_mi300x_link_figure_counts_both_directions_by_its_lane_rate():
+    # AMD CDNA 3 white paper: x16 Infinity Fabric links at up to 32 Gbps a lane -> 16 x 32 / 8 = 64 GB/s each
+    # way, half the datasheet's 128 GB/s per link; 7 links x 128 = 896 GB/s, the paper's 8-GPU ring aggregate.
+    dev = device("mi300x")
+    assert specs.MI300X_IF_LANES * specs.MI300X_IF_LANE_GBITS * 1e9 / 8 == 64e9
+    assert dev.value("infinity_fabric_link_bw") == 2 * 64e9
+    assert dev.value("infinity_fabric_links") * dev.value("infinity_fabric_link_bw") == 896e9
+
+
+@pytest.mark.parametrize("name,links,per_link_gbs", [("nvlink3", 12, 25), ("nvlink4", 18, 25)])
+def test_nvlink_counts_times_25_gbs_a_link_give_the_per_direction_figure(name, links, per_link_gbs):
+    # A100 whitepaper: 12 links, 25 GB/s per link per direction; H100 whitepaper: 18 links, 900 GB/s in all
+    l = specs.link(name)
+    assert l.links == links and l.bw_per_direction == links * per_link_gbs * 1e9
