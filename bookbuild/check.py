@@ -23,6 +23,7 @@ from .project import config as config_mod
 from . import pandoc, quarto_rules, teaching_rules
 from .project.config import BIB_KEY, _as_list
 from .errors import BuildError, line_of
+from .execute.run import seen_from_cache
 from .pandoc.convert import CAPTION_KEYS
 from .project.qmd import KNOWN_CELL_OPTIONS, UNSUPPORTED_CELL_OPTIONS, Cell, Document, INLINE, parse
 from .pandoc.xref import KINDS, float_label, walk
@@ -251,7 +252,7 @@ class Linter:
                     labels[label] = ch.source.as_posix()
         self.check_quarto_rules(cfg, pages)
         self.check_terms_and_widgets(pages)
-        self.check_teaching(pages)
+        self.check_teaching(cfg, pages)
         self.check_exercises(pages)
         bib = self.bib_keys(cfg)
         outputs = {ch.output.as_posix(): ch for ch in cfg.chapters}
@@ -271,12 +272,21 @@ class Linter:
             for file, line, message in rule:
                 self.add(file, line, "error", message)
 
-    def check_teaching(self, pages: list) -> None:
-        """bookbuild/teaching_rules.py: terms met before their chapter, Predicts answered above."""
+    def check_teaching(self, cfg: config_mod.BookConfig, pages: list) -> None:
+        """bookbuild/teaching_rules.py: terms met before their chapter, Predicts answered above in
+        the source and, for chapters whose last build's outputs still hold (the execution cache,
+        replayed without a kernel), in what the cells made: tables, captions, printed numbers."""
         read = [(ch.source.as_posix(), page["text"], page["front"]) for ch, page in pages if page]
+        answered: set[tuple[Path, int | None]] = set()
         for rule in (teaching_rules.terms_before_introduction(self.root, read),
                      teaching_rules.predict_answered_above(self.root, read)):
             for file, line, message in rule:
+                self.add(file, line, "error", message)
+                answered.add((file, line))
+        shown = [(ch.source.as_posix(), seen) for ch, page in pages if page
+                 if (seen := seen_from_cache(cfg, ch, page["text"])) is not None]
+        for file, line, message in teaching_rules.predict_answered_by_output(self.root, shown):
+            if (file, line) not in answered:          # one finding per Predict
                 self.add(file, line, "error", message)
 
     def check_terms_and_widgets(self, pages: list) -> None:

@@ -195,3 +195,130 @@ def predict_answered_above(root: Path, pages: Iterable[tuple[str, str, dict]]) -
                 yield (path, line, f"Predict answered above it: its Reveal's answer \"{' '.join(words)}\" stands in "
                                    f"the {WINDOW} words before the Predict; move the Predict up (a heading that "
                                    "gives the answer becomes a question)")
+
+
+# -- a Predict answered by what the cells made (issue: answers in tables, figures, equations) --------
+Seen = "list[tuple[int, str, str]]"   # execute.markdown.seen: (source line, origin, text as shown)
+UNIT = (r"%|[kKMGTP]i?B(?:/s)?|B|bytes?|bits?|[kMGTP]?FLOPs?(?:/s|/byte)?|[mµun]?s|seconds?|cycles?|"
+        r"[kMG]?Hz|[pnµm]?J|[kM]?W|tokens?(?:/s)?")
+NUMBER = re.compile(r"(?<![\w.,/-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?!\d|,\d)(?:\s?(" + UNIT + r")(?![\w/]))?")
+TINY = 100                        # an integer below this is an answer only with its unit ("32 bytes")
+OPEN = re.compile(r"^:::+\s*\{[^}]*\.predict\b[^}]*\}\s*$")
+REVEAL = re.compile(r"^:::+\s*\{[^}]*title=\"Reveal\"[^}]*\}\s*$")
+CLOSE = re.compile(r"^:::+\s*$")
+HEADING = re.compile(r"^#{1,6}\s")
+
+
+def _plain_text(text: str) -> str:
+    """Shown text for matching: Quarto's markdown escapes (``1\\,024``) undone, emphasis and code
+    marks dropped, no-break and thin spaces made plain."""
+    text = re.sub(r"\\([\\`*_{}\[\]()>#+,\-.!|$%])", r"\1", text)
+    text = re.sub(r"[*_`]", "", text)
+    return re.sub(r"[\u00a0\u202f\u2009]", " ", text)
+
+
+def _numbers(text: str) -> list[tuple[str, str]]:
+    """(number as formatted, unit or "") for each number in ``text``; a unit is the word (or %)
+    right after the number."""
+    out = []
+    for m in NUMBER.finditer(_plain_text(text)):
+        unit = m.group(3) or ""
+        out.append((m.group(1) + (m.group(2) or ""), unit))
+    return out
+
+
+def _distinctive(number: str, unit: str) -> bool:
+    return bool(unit) or "." in number or int(number.replace(",", "")) >= TINY
+
+
+def _stands_in(number: str, unit: str, text: str) -> bool:
+    """Whether ``text`` shows the number (with its unit, when the number alone is tiny)."""
+    for n, u in _numbers(text):
+        if n != number:
+            continue
+        if not ("." not in number and int(number.replace(",", "")) < TINY):
+            return True
+        if unit and u and u.rstrip("s") == unit.rstrip("s"):
+            return True
+    return False
+
+
+def _first_sentences(text: str, n: int = 2) -> str:
+    """The first ``n`` sentences of ``text`` (a decimal point or "e.g." does not end one)."""
+    parts = re.split(r"(?<=[.!?])\s+(?=[A-Z`$@\"(\d])", " ".join(text.split()), maxsplit=n)
+    return " ".join(parts[:n])
+
+
+def _blocks(seen: list[tuple[int, str, str]]) -> list[tuple[int, str, str, bool]]:
+    """``seen`` as (line, origin, text, is prose markup) rows, fenced code and comments dropped."""
+    rows, fence, comment = [], None, False
+    for line, origin, text in seen:
+        if origin:
+            rows.append((line, origin, text, False))
+            continue
+        stripped = text.strip()
+        if fence:
+            if stripped.startswith(fence) and set(stripped) <= set(fence[0]):
+                fence = None
+            continue
+        if m := re.match(r"^(`{3,}|~{3,})", stripped):
+            fence = m.group(1)
+            continue
+        if comment or "<!--" in text:
+            comment = "-->" not in text.split("<!--")[-1]
+            continue
+        rows.append((line, origin, text, True))
+    return rows
+
+
+def predict_answered_by_output(root: Path, pages: Iterable[tuple[str, list[tuple[int, str, str]]]]) -> Iterator[Finding]:
+    """A Predict whose answer a reader has already seen above it in the same section, once the
+    cells have run: the first distinctive number of its Reveal's first two sentences (with its
+    unit as printed; a number under 100 only with its unit) that the question does not itself
+    give (its choices are not givens), found in a prose line, a table or a caption, alt text or
+    printed output of a cell between the section's heading and the Predict; or an equation the
+    Reveal's first two sentences cite (@eq-...) defined there. ``pages``: (source path, what a
+    reader sees: ``execute.markdown.seen``)."""
+    for source, seen in pages:
+        rows = _blocks(seen)
+        path = root / source
+        hidden: set[int] = set()                      # rows of collapsed Reveals: not read above
+        i = 0
+        while i < len(rows):
+            if rows[i][3] and REVEAL.match(rows[i][2]):
+                j = i + 1
+                while j < len(rows) and not (rows[j][3] and CLOSE.match(rows[j][2])):
+                    hidden.add(j)
+                    j += 1
+                i = j
+            i += 1
+        for k, (line, _, text, prose) in enumerate(rows):
+            if not (prose and OPEN.match(text)):
+                continue
+            r = next((j for j in range(k + 1, len(rows)) if rows[j][3] and REVEAL.match(rows[j][2])), None)
+            if r is None:
+                continue
+            end = next((j for j in range(r + 1, len(rows)) if rows[j][3] and CLOSE.match(rows[j][2])), len(rows))
+            question = [t for _, _, t, p in rows[k + 1:r] if not (p and (CLOSE.match(t) or re.match(r"^\s*(?:[-*+]|\d+\.)\s", t)))]
+            givens = {n for n, _ in _numbers(" ".join(question))}
+            lead = _first_sentences(" ".join(t for _, _, t, _ in rows[r + 1:end]))
+            start = next((j for j in range(k - 1, -1, -1) if rows[j][3] and HEADING.match(rows[j][2])), -1)
+            above = [row for j, row in enumerate(rows[start + 1:k], start + 1) if j not in hidden]
+            key = next(((n, u) for n, u in _numbers(re.sub(r"@\w[\w:-]*|\$\$.*?\$\$|\$[^$]*\$", " ", lead))
+                        if n not in givens and _distinctive(n, u)), None)
+            for eq in re.findall(r"@(eq-[\w:-]+)", lead):
+                where = next((row for row in above if row[3] and re.search(r"\{#" + re.escape(eq) + r"\}", row[2])), None)
+                if where:
+                    yield (path, line, f"Predict answered above it: its Reveal cites @{eq}, which stands above it in "
+                                       f"the same section, at line {where[0]}; move the Predict up")
+                    break
+            else:
+                if key is None:
+                    continue
+                where = next((row for row in above if _stands_in(*key, row[2])), None)
+                if where:
+                    shown = key[0] + ("" if key[1] in ("", "%") else " ") + key[1]
+                    what = (f"at line {where[0]}" if where[3] else
+                            f"in the output of the cell at line {where[0]} ({where[1]})")
+                    yield (path, line, f"Predict answered above it: its Reveal's answer \"{shown}\" stands above it "
+                                       f"in the same section, {what}; move the Predict up")
