@@ -199,8 +199,8 @@ def predict_answered_above(root: Path, pages: Iterable[tuple[str, str, dict]]) -
 
 # -- a Predict answered by what the cells made (issue: answers in tables, figures, equations) --------
 Seen = "list[tuple[int, str, str]]"   # execute.markdown.seen: (source line, origin, text as shown)
-UNIT = (r"%|[kKMGTP]i?B(?:/s)?|B|bytes?|bits?|[kMGTP]?FLOPs?(?:/s|/byte)?|[mµun]?s|seconds?|cycles?|"
-        r"[kMG]?Hz|[pnµm]?J|[kM]?W|tokens?(?:/s)?")
+UNIT = (r"%|×|[kKMGTP]i?B(?:/s)?|B|bytes?|bits?|[kMGTP]?FLOPs?(?:/s|/byte)?|[pnµum]?s|seconds?|cycles?|"
+        r"[kMG]?Hz|[fpnµm]?J|[kM]?W|tokens?(?:/s)?")
 NUMBER = re.compile(r"(?<![\w.,/-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?!\d|,\d)(?:\s?(" + UNIT + r")(?![\w/]))?")
 TINY = 100                        # an integer below this is an answer only with its unit ("32 bytes")
 OPEN = re.compile(r"^:::+\s*\{[^}]*\.predict\b[^}]*\}\s*$")
@@ -243,10 +243,16 @@ def _stands_in(number: str, unit: str, text: str) -> bool:
     return False
 
 
-def _first_sentences(text: str, n: int = 2) -> str:
-    """The first ``n`` sentences of ``text`` (a decimal point or "e.g." does not end one)."""
-    parts = re.split(r"(?<=[.!?])\s+(?=[A-Z`$@\"(\d])", " ".join(text.split()), maxsplit=n)
-    return " ".join(parts[:n])
+def _lead(text: str, givens: set[str]) -> str:
+    """The Reveal's answer: its first sentence, or its second when the first states no number
+    the question does not give ("Only the second. The limit is 65,535 blocks, ...")."""
+    first, second = (re.split(r"(?<=[.!?])\s+(?=[A-Z`$@\"(\d])", " ".join(text.split()), maxsplit=2) + ["", ""])[:2]
+    return first if any(n not in givens for n, _ in _numbers(_no_math(first))) else f"{first} {second}"
+
+
+def _no_math(text: str) -> str:
+    """``text`` without math (worked arithmetic, not the answer) and cross-references."""
+    return re.sub(r"@\w[\w:-]*|\$\$.*?\$\$|\$[^$]*\$", " ", text)
 
 
 def _blocks(seen: list[tuple[int, str, str]]) -> list[tuple[int, str, str, bool]]:
@@ -301,11 +307,10 @@ def predict_answered_by_output(root: Path, pages: Iterable[tuple[str, list[tuple
             end = next((j for j in range(r + 1, len(rows)) if rows[j][3] and CLOSE.match(rows[j][2])), len(rows))
             question = [t for _, _, t, p in rows[k + 1:r] if not (p and (CLOSE.match(t) or re.match(r"^\s*(?:[-*+]|\d+\.)\s", t)))]
             givens = {n for n, _ in _numbers(" ".join(question))}
-            lead = _first_sentences(" ".join(t for _, _, t, _ in rows[r + 1:end]))
+            lead = _lead(" ".join(t for _, _, t, _ in rows[r + 1:end]), givens)
             start = next((j for j in range(k - 1, -1, -1) if rows[j][3] and HEADING.match(rows[j][2])), -1)
             above = [row for j, row in enumerate(rows[start + 1:k], start + 1) if j not in hidden]
-            key = next(((n, u) for n, u in _numbers(re.sub(r"@\w[\w:-]*|\$\$.*?\$\$|\$[^$]*\$", " ", lead))
-                        if n not in givens and _distinctive(n, u)), None)
+            key = next(((n, u) for n, u in _numbers(_no_math(lead)) if n not in givens and _distinctive(n, u)), None)
             for eq in re.findall(r"@(eq-[\w:-]+)", lead):
                 where = next((row for row in above if row[3] and re.search(r"\{#" + re.escape(eq) + r"\}", row[2])), None)
                 if where:
