@@ -11,7 +11,12 @@
   sentence's first inline expression that the question does not itself show, else that sentence's
   words less hedges such as "about" or "roughly" and bare answers such as "no" or "the same")
   found in the prose, headings or figure and table captions before the Predict. A collapsed
-  Reveal above is not read: a reader has not seen it.
+  Reveal above is not read: a reader has not seen it;
+* a Predict whose answer a reader has seen above it in the same section once the cells have run
+  (``predict_answered_by_output``, over ``execute.markdown.seen``): the Reveal's leading number
+  in a table, caption, alt text or printed output a cell made, or in prose from another
+  expression, or an equation the Reveal cites. The first rule reads the source as written and
+  misses these (four Predicts of the book sat under the table or equation that answered them).
 
 Each rule returns ``(file, line, message)`` tuples; ``check.py`` reports them as errors.
 """

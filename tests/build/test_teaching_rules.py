@@ -6,7 +6,7 @@ import dataclasses
 import pytest
 
 from bookbuild.build import Report
-from bookbuild.check import check
+from bookbuild.check import check, run_check
 from bookbuild.execute.run import execute_all
 from bookbuild.project import config
 from fixturebook import append, copy_fixture
@@ -240,7 +240,19 @@ def test_numbers_the_question_gives_tiny_hidden_or_in_another_section_are_fine(c
     assert sorted(f.line for f in found) == sorted(lines[c] for c in ("table", "caption", "equation", "prose"))
 
 
-def test_without_a_build_the_outputs_are_not_read(fixture_book):
+def test_without_a_build_the_outputs_are_not_read_and_check_says_so(fixture_book, capsys):
     append(fixture_book / "chapters/appendix.qmd", CASES["table"])
     assert errors(fixture_book) == []
     assert not (fixture_book / ".bookcache").exists(), "check executes nothing and writes no cache"
+    run_check(fixture_book)
+    said = capsys.readouterr().out
+    assert "3 page(s) whose cells have not run since they changed" in said
+    assert "chapters/appendix.qmd" in said
+
+
+def test_a_page_whose_cells_changed_since_its_build_is_not_read(cells_run, tmp_path):
+    book = copy_fixture(tmp_path / "book", cells_run[0], keep_cache=True)
+    page = book / "chapters/appendix.qmd"
+    assert len([f for f in check(book) if "Predict answered above" in f.message]) == 4
+    page.write_text(page.read_text().replace("per_barrel = 2.5 * 2**30", "per_barrel = 2.5 * 2**30  # edited"))
+    assert [f for f in check(book) if "stands above it in the same section" in f.message] == []
