@@ -31,7 +31,11 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--root", default=".", type=Path)
     b.add_argument("--execute-daemon-restart", action="store_true",
                    help="replace the kept Jupyter kernel with a new one (as Quarto's flag)")
-    c = sub.add_parser("check", help="lint the sources without a full build")
+    c = sub.add_parser("check", help="lint the sources without a full build",
+                       description="Lint the sources without executing them. Among the teaching rules: a "
+                                   "Predict whose answer stands above it in its section, in prose or in "
+                                   "what the last build's cells made (tables, captions, printed numbers) "
+                                   "or as an equation its Reveal cites.")
     c.add_argument("--root", default=".", type=Path)
     p = sub.add_parser("preview", help="serve the site, rebuild on save, reload the browser")
     p.add_argument("--root", default=".", type=Path)

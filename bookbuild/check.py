@@ -7,6 +7,9 @@ It reports, as ``file:line: kind: message``:
 * unsupported: documented Quarto features that this build does not implement, so a render
   with real Quarto would differ from ours (a shortcode, an R cell, ``layout-ncol``...).
 
+Nothing is executed. One teaching rule reads what the cells made as the last build recorded it
+(``.bookcache/exec``, replayed without a kernel), for chapters whose run still holds.
+
 Every finding makes the exit status 1: the build must not silently differ from Quarto.
 """
 from __future__ import annotations
@@ -23,6 +26,7 @@ from .project import config as config_mod
 from . import pandoc, quarto_rules, teaching_rules
 from .project.config import BIB_KEY, _as_list
 from .errors import BuildError, line_of
+from .execute.run import seen_from_cache
 from .pandoc.convert import CAPTION_KEYS
 from .project.qmd import KNOWN_CELL_OPTIONS, UNSUPPORTED_CELL_OPTIONS, Cell, Document, INLINE, parse
 from .pandoc.xref import KINDS, float_label, walk
@@ -103,6 +107,7 @@ class Linter:
     def __init__(self, root: Path):
         self.root = Path(root).resolve()
         self.findings: list[Finding] = []
+        self.unbuilt: list[str] = []     # chapters whose cells' outputs the last build did not record
 
     def add(self, file: Path | str, line: int | None, kind: str, message: str) -> None:
         rel = Path(file)
@@ -251,7 +256,7 @@ class Linter:
                     labels[label] = ch.source.as_posix()
         self.check_quarto_rules(cfg, pages)
         self.check_terms_and_widgets(pages)
-        self.check_teaching(pages)
+        self.check_teaching(cfg, pages)
         self.check_exercises(pages)
         bib = self.bib_keys(cfg)
         outputs = {ch.output.as_posix(): ch for ch in cfg.chapters}
@@ -271,12 +276,27 @@ class Linter:
             for file, line, message in rule:
                 self.add(file, line, "error", message)
 
-    def check_teaching(self, pages: list) -> None:
-        """bookbuild/teaching_rules.py: terms met before their chapter, Predicts answered above."""
+    def check_teaching(self, cfg: config_mod.BookConfig, pages: list) -> None:
+        """bookbuild/teaching_rules.py: terms met before their chapter, Predicts answered above in
+        the source and, for chapters whose last build's outputs still hold (the execution cache,
+        replayed without a kernel), in what the cells made: tables, captions, printed numbers."""
         read = [(ch.source.as_posix(), page["text"], page["front"]) for ch, page in pages if page]
+        answered: set[tuple[Path, int | None]] = set()
         for rule in (teaching_rules.terms_before_introduction(self.root, read),
                      teaching_rules.predict_answered_above(self.root, read)):
             for file, line, message in rule:
+                self.add(file, line, "error", message)
+                answered.add((file, line))
+        shown = []
+        for ch, page in pages:
+            if page is not None:
+                seen = seen_from_cache(cfg, ch, page["text"])
+                if seen is None:
+                    self.unbuilt.append(ch.source.as_posix())
+                else:
+                    shown.append((ch.source.as_posix(), seen))
+        for file, line, message in teaching_rules.predict_answered_by_output(self.root, shown):
+            if (file, line) not in answered:          # one finding per Predict
                 self.add(file, line, "error", message)
 
     def check_terms_and_widgets(self, pages: list) -> None:
@@ -495,9 +515,13 @@ def check(root: Path) -> list[Finding]:
 
 
 def run_check(root: Path) -> int:
-    findings = check(root)
+    linter = Linter(root)
+    findings = linter.run()
     for f in findings:
         print(f)
+    if linter.unbuilt:
+        print(f"check: {len(linter.unbuilt)} page(s) whose cells have not run since they changed, so their Predicts were not "
+              f"compared with what the cells make: {', '.join(linter.unbuilt)} (python3 -m bookbuild build)")
     errors = sum(f.kind == "error" for f in findings)
     unsupported = sum(f.kind == "unsupported" for f in findings)
     if findings:

@@ -11,7 +11,12 @@
   sentence's first inline expression that the question does not itself show, else that sentence's
   words less hedges such as "about" or "roughly" and bare answers such as "no" or "the same")
   found in the prose, headings or figure and table captions before the Predict. A collapsed
-  Reveal above is not read: a reader has not seen it.
+  Reveal above is not read: a reader has not seen it;
+* a Predict whose answer a reader has seen above it in the same section once the cells have run
+  (``predict_answered_by_output``, over ``execute.markdown.seen``): the Reveal's leading number
+  in a table, caption, alt text or printed output a cell made, or in prose from another
+  expression, or an equation the Reveal cites. The first rule reads the source as written and
+  misses these (four Predicts of the book sat under the table or equation that answered them).
 
 Each rule returns ``(file, line, message)`` tuples; ``check.py`` reports them as errors.
 """
@@ -19,7 +24,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, NamedTuple
 
 from .project.config import _as_list
 
@@ -195,3 +200,126 @@ def predict_answered_above(root: Path, pages: Iterable[tuple[str, str, dict]]) -
                 yield (path, line, f"Predict answered above it: its Reveal's answer \"{' '.join(words)}\" stands in "
                                    f"the {WINDOW} words before the Predict; move the Predict up (a heading that "
                                    "gives the answer becomes a question)")
+
+
+# -- a Predict answered by what the cells made: a table, a caption, printed output, an equation -----
+Seen = list[tuple[int, str, str]]   # execute.markdown.seen: (source line, origin, text as shown)
+UNIT = (r"%|×|[kKMGTP]i?B(?:/s)?|B|bytes?|bits?|[kMGTP]?FLOPs?(?:/s|/byte)?|[pnµum]?s|seconds?|cycles?|"
+        r"[kMG]?Hz|[fpnµm]?J|[kM]?W|tokens?(?:/s)?")
+NUMBER = re.compile(r"(?<![\w.,/-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?!\d|,\d)(?:\s?(" + UNIT + r")(?![\w/]))?")
+TINY = 100                        # an integer below this is an answer only with its unit ("32 bytes")
+OPEN = re.compile(r"^:::+\s*\{[^}]*\.predict\b[^}]*\}\s*$")
+REVEAL = re.compile(r"^:::+\s*\{[^}]*title=\"Reveal\"[^}]*\}\s*$")
+CLOSE = re.compile(r"^:::+\s*$")
+HEADING = re.compile(r"^#{1,6}\s")
+CHOICE = re.compile(r"^\s*(?:[-*+]|\d+\.)\s")
+
+
+class Row(NamedTuple):
+    line: int                     # source line (a cell's output: the cell's opening line)
+    origin: str                   # "" for prose, else the cell's label (or "cell")
+    text: str                     # as shown, inline values in place
+    prose: bool                   # prose markup (a div fence, a heading) rather than a cell's output
+
+
+def _plain_text(text: str) -> str:
+    """Shown text for matching: Quarto's markdown escapes (``1\\,024``) undone, emphasis and code
+    marks dropped, no-break and thin spaces made plain."""
+    text = re.sub(r"\\([\\`*_{}\[\]()>#+,\-.!|$%])", r"\1", text)
+    text = re.sub(r"[*_`]", "", text)
+    return re.sub(r"[\u00a0\u202f\u2009]", " ", text)
+
+
+def _numbers(text: str) -> list[tuple[str, str]]:
+    """(number as formatted, unit or "") for each number in ``text``; a unit (UNIT) is the word or
+    sign right after the number."""
+    return [(m.group(1) + (m.group(2) or ""), m.group(3) or "") for m in NUMBER.finditer(_plain_text(text))]
+
+
+def _tiny(number: str) -> bool:
+    return "." not in number and int(number.replace(",", "")) < TINY
+
+
+def _stands_in(number: str, unit: str, text: str) -> bool:
+    """Whether ``text`` shows the number (a tiny one only with the same unit)."""
+    return any(n == number and (not _tiny(number) or (unit and u.rstrip("s") == unit.rstrip("s")))
+               for n, u in _numbers(text))
+
+
+def _no_math(text: str) -> str:
+    """``text`` without math (worked arithmetic, not the answer) and cross-references."""
+    return re.sub(r"@\w[\w:-]*|\$\$.*?\$\$|\$[^$]*\$", " ", text)
+
+
+def _lead(text: str, givens: set[str]) -> str:
+    """The Reveal's answer: its first sentence, or its first two when the first states no number
+    the question does not give ("Only the second. The limit is 65,535 blocks, ...")."""
+    first, second = (re.split(r"(?<=[.!?])\s+(?=[A-Z`$@\"(\d])", " ".join(text.split()), maxsplit=2) + ["", ""])[:2]
+    return first if any(n not in givens for n, _ in _numbers(_no_math(first))) else f"{first} {second}"
+
+
+def _rows(seen: Seen) -> list[Row]:
+    """``seen`` as rows, fenced code and HTML comments left out."""
+    rows, fence, comment = [], None, False
+    for line, origin, text in seen:
+        if origin:
+            rows.append(Row(line, origin, text, False))
+            continue
+        stripped = text.strip()
+        if fence:
+            if stripped.startswith(fence) and set(stripped) <= set(fence[0]):
+                fence = None
+            continue
+        if m := re.match(r"^(`{3,}|~{3,})", stripped):
+            fence = m.group(1)
+            continue
+        if comment or "<!--" in text:
+            comment = "-->" not in text.split("<!--")[-1]
+            continue
+        rows.append(Row(line, origin, text, True))
+    return rows
+
+
+def _next(rows: list[Row], start: int, pattern: re.Pattern) -> int | None:
+    """The first prose row from ``start`` on that matches ``pattern``."""
+    return next((j for j in range(start, len(rows)) if rows[j].prose and pattern.match(rows[j].text)), None)
+
+
+def predict_answered_by_output(root: Path, pages: Iterable[tuple[str, Seen]]) -> Iterator[Finding]:
+    """A Predict whose answer a reader has already seen above it in the same section, once the
+    cells have run. The answer: the first distinctive number (a decimal, 100 or more, or any
+    number with a unit) of the Reveal's first sentence (its first two when the first gives none)
+    that the question does not give (its choices are not givens), found as printed in a prose
+    line, or a table, caption, alt text or printed output of a cell, between the section's
+    heading and the Predict (collapsed Reveals left out); or an equation those sentences cite
+    (@eq-...) defined there. ``pages``: (source path, ``execute.markdown.seen`` of the page)."""
+    for source, seen in pages:
+        rows = _rows(seen)
+        path = root / source
+        hidden: set[int] = set()                      # rows of collapsed Reveals: not read above
+        for j, row in enumerate(rows):
+            if row.prose and REVEAL.match(row.text):
+                hidden.update(range(j + 1, _next(rows, j + 1, CLOSE) or len(rows)))
+        for k, row in enumerate(rows):
+            if not (row.prose and OPEN.match(row.text)) or (r := _next(rows, k + 1, REVEAL)) is None:
+                continue
+            end = _next(rows, r + 1, CLOSE) or len(rows)
+            question = [q.text for q in rows[k + 1:r] if not (q.prose and (CLOSE.match(q.text) or CHOICE.match(q.text)))]
+            givens = {n for n, _ in _numbers(" ".join(question))}
+            lead = _lead(" ".join(a.text for a in rows[r + 1:end]), givens)
+            start = next((j for j in range(k - 1, -1, -1) if rows[j].prose and HEADING.match(rows[j].text)), -1)
+            above = [a for j, a in enumerate(rows[start + 1:k], start + 1) if j not in hidden]
+            cited = [(eq, a) for eq in re.findall(r"@(eq-[\w:-]+)", lead) for a in above
+                     if a.prose and re.search(r"\{#" + re.escape(eq) + r"[\s}]", a.text)]
+            if cited:
+                eq, where = cited[0]
+                yield (path, row.line, f"Predict answered above it: its Reveal cites @{eq}, which stands above it "
+                                       f"in the same section, at line {where.line}; move the Predict up")
+                continue
+            key = next(((n, u) for n, u in _numbers(_no_math(lead)) if n not in givens and (u or not _tiny(n))), None)
+            where = next((a for a in above if _stands_in(*key, a.text)), None) if key else None
+            if where:
+                shown = key[0] + ("" if key[1] in ("", "%") else " ") + key[1]
+                what = f"at line {where.line}" if where.prose else f"in the output of the cell at line {where.line} ({where.origin})"
+                yield (path, row.line, f"Predict answered above it: its Reveal's answer \"{shown}\" stands above it "
+                                       f"in the same section, {what}; move the Predict up")

@@ -54,6 +54,43 @@ def render(doc: Document, kernel: Kernel, defaults: dict[str, Any], fig_dir: Pat
     return "\n".join(parts), figures
 
 
+def seen(doc: Document, kernel: Kernel, defaults: dict[str, Any]) -> list[tuple[int, str, str]]:
+    """What a reader sees of ``doc`` once executed, as ``(source line, origin, text)``: each prose
+    line with its inline values in place (origin ``""``), and for each included cell its captions,
+    alt text and text outputs (tables, printed text), each at the cell's opening line (origin:
+    the cell's label, else ``"cell"``). Asks ``kernel`` exactly what ``render`` asks, in the same
+    order, so a ``freeze.Replay`` of a recorded run answers it; writes no figure. Code, echoed
+    or not, is not listed."""
+    execute = dict(defaults)
+    execute.update(doc.front.get("execute") or {})
+    out: list[tuple[int, str, str]] = []
+    kernel.start_document(doc.path.parent if execute.get("execute-dir") == "file" else kernel.root)
+    for chunk in doc.chunks:
+        if isinstance(chunk, Markdown):
+            lines = _markdown(chunk, kernel, doc.path).split("\n")
+            last = chunk.line + chunk.text.count("\n")
+            # a value holding a newline shifts what follows: those lines keep the chunk's last line
+            out += [(min(chunk.line + i, last), "", text) for i, text in enumerate(lines)]
+            continue
+        opts = options_for(chunk, execute)
+        outputs = kernel.run_cell(chunk, doc.path).outputs if opts["eval"] and chunk.lang == "python" else []
+        if not opts["include"]:
+            continue
+        origin = chunk.label or "cell"
+        texts = [str(opts[k]) for k in ("fig-cap", "tbl-cap", "fig-alt") if opts.get(k)]
+        if opts["output"]:
+            for o in outputs:
+                data = o.get("data", {})
+                if o.get("output_type") == "stream" and (o.get("name") == "stdout" or opts.get("warning", True)):
+                    texts.append(_text(o.get("text", "")))
+                elif "text/markdown" in data:
+                    texts.append(_text(data["text/markdown"]))
+                elif "text/plain" in data and not any(m in data for m in ("image/svg+xml", "image/png", "text/html")):
+                    texts.append(_text(data["text/plain"]))
+        out += [(chunk.line, origin, line) for t in texts for line in t.split("\n")]
+    return out
+
+
 def _markdown(chunk: Markdown, kernel: Kernel, path: Path) -> str:
     items = inline_expressions(chunk)
     if not items:

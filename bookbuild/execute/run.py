@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from .freeze import ExecCache, Recorder, Replay, Stale, source_key
 from .kernel import Kernel, daemon_seconds, matplotlibrc_files
-from .markdown import render as render_markdown
+from .markdown import render as render_markdown, seen
 from ..cache import file_digest
 from ..errors import BuildError, line_of
 from ..project import config as config_mod
@@ -25,18 +25,13 @@ def execute_all(cfg: config_mod.BookConfig, report: Any, progress: Progress,
     """Executed markdown per chapter, from the cache when nothing it depends on changed; what ran,
     came from the cache or was replayed goes into ``report`` (build.Report)."""
     cache = ExecCache(cfg.root)
-    # how long the kernel is kept changes nothing a chapter computes
-    settings = {"execute": {k: v for k, v in cfg.execute.items() if k != "daemon"},
-                "execute-dir": cfg.execute_dir,
-                # every figure is drawn with the project's matplotlib settings
-                "matplotlibrc": [file_digest(rc) for rc in matplotlibrc_files(cfg.root)]}
+    settings = _settings(cfg)
     try:
         keep_kernel = daemon_seconds(cfg.execute)
     except BuildError as err:
         config_path = cfg.root / config_mod.CONFIG_NAME
         raise err.located(config_path, line_of(config_path.read_text(encoding="utf-8"), "daemon:"))
-    defaults = dict(cfg.execute)
-    defaults["execute-dir"] = cfg.execute_dir
+    defaults = _defaults(cfg)
     out: dict[str, dict[str, Any]] = {}
     todo: list[tuple[config_mod.Chapter, str, Any]] = []       # chapters the kernel must run
     for ch in cfg.chapters:
@@ -119,3 +114,41 @@ def execute_all(cfg: config_mod.BookConfig, report: Any, progress: Progress,
     order = [ch.source.as_posix() for ch in cfg.chapters]
     report.executed.sort(key=order.index)
     return out
+
+
+def _settings(cfg: config_mod.BookConfig) -> dict[str, Any]:
+    """What the execution cache keys a chapter's run on, besides its source and imports."""
+    # how long the kernel is kept changes nothing a chapter computes
+    return {"execute": {k: v for k, v in cfg.execute.items() if k != "daemon"},
+            "execute-dir": cfg.execute_dir,
+            # every figure is drawn with the project's matplotlib settings
+            "matplotlibrc": [file_digest(rc) for rc in matplotlibrc_files(cfg.root)]}
+
+
+def _defaults(cfg: config_mod.BookConfig) -> dict[str, Any]:
+    defaults = dict(cfg.execute)
+    defaults["execute-dir"] = cfg.execute_dir
+    return defaults
+
+
+def seen_from_cache(cfg: config_mod.BookConfig, ch: config_mod.Chapter, text: str) -> list[tuple[int, str, str]] | None:
+    """What a reader sees of chapter ``ch`` (``markdown.seen``), from its last build's recorded
+    run, without a kernel: None when the cache has no run that still holds for ``text`` (never
+    built, or a cell, an inline expression, an imported module or the settings changed since).
+    A chapter with nothing to run is its own text."""
+    path = cfg.root / ch.source
+    doc = parse(path, text)
+    if not doc.cells and "`{python}" not in text:
+        return [(i + 1, "", line) for i, line in enumerate(text.split("\n"))]
+    if not (cfg.root / ".bookcache" / "exec").is_dir():
+        return None                                   # never built here (and nothing to create)
+    cache = ExecCache(cfg.root)
+    entry = cache.lookup(ch.stem, text, _settings(cfg))
+    if entry is None or "calls" not in entry:
+        return None
+    replay = Replay(cfg.root, entry["calls"])
+    try:
+        out = seen(doc, replay, _defaults(cfg))
+    except (Stale, BuildError):
+        return None
+    return out if replay.done() else None
