@@ -724,8 +724,9 @@
     });
 
     // The paragraph being read: the one holding focus, else the first on screen below the top bar.
-    const PASSAGES = 'p, li:not(:has(p, ul, ol)), dd, figcaption, td, th';
+    const PASSAGES = 'p, li, dd, figcaption, td, th';
     const passages = () => [...main.querySelectorAll(PASSAGES)].filter((b) => !isOwnUi(b) && !inWidget(b)
+      && !(b.tagName === 'LI' && b.querySelector('p, ul, ol')) // a list item of paragraphs: its paragraphs
       && !b.closest(`${UNREAD}, .page-meta, .predict-choices, .cite-this, .page-nav`) && b.textContent.trim() && b.checkVisibility());
     const passageAt = (b) => {
       const range = document.createRange();
