@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import unicodedata
 from datetime import date
@@ -98,13 +99,15 @@ def export_(config: Config, args) -> int:
 
 
 def _warn_about_endpoint(site: str) -> None:
-    """The reader's control was set when the book was built: say so if it will not post here."""
+    """Say so when the pages will not post here: a build that set an endpoint of its own keeps it
+    (site.with_endpoint names this service only in pages that name none)."""
     with open(os.path.join(site, "index.html"), encoding="utf-8") as f:
         head = f.read(8192)
-    if 'name="feedback-endpoint" content="/api/feedback"' not in head:
-        print(f"note: {site} was built without feedback.endpoint /api/feedback in _quarto.yml, so readers'"
-              " suggestions use the issue/email link, not this service; set it and rebuild to use the service.",
-              file=sys.stderr)
+    own = re.search(r'name="feedback-endpoint" content="([^"]*)"', head)
+    if own and own.group(1) != "/api/feedback":
+        print(f"note: {site} was built with feedback.endpoint {own.group(1)} in _quarto.yml, so readers'"
+              " suggestions go there, not this service; remove it (or set /api/feedback) and rebuild to use"
+              " this service.", file=sys.stderr)
 
 
 def errata_(config: Config, args) -> int:

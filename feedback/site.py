@@ -100,8 +100,10 @@ class Site(StaticFiles):
         response = None
         for coding, ext in SIBLINGS:
             if coding in accepts and os.path.isfile(full_path + ext):
-                response = FileResponse(full_path + ext, status_code, media_type=kind,
-                                        headers={**headers, "Content-Encoding": coding})
+                # its stat gives the ETag and Last-Modified now: without it FileResponse adds them only
+                # when sent, and a revalidation (If-None-Match) found none and failed with a 500
+                response = FileResponse(full_path + ext, status_code, stat_result=os.stat(full_path + ext),
+                                        media_type=kind, headers={**headers, "Content-Encoding": coding})
                 break
         if response is None and self.endpoint and kind == "text/html":
             coding = next((c for c in ("br", "gzip") if c in accepts and (c == "gzip" or brotli)), None)

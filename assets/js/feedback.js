@@ -58,6 +58,7 @@
     }
   })();
   let memoryQueue = [];
+  let suggestReading = null; // set by mountSelectionButton: quote the paragraph being read
 
   function loadQueue() {
     if (!storage) return memoryQueue;
@@ -594,9 +595,13 @@
     box.setAttribute(UI, '');
     if (!box.querySelector('h2, h3')) box.append(el('h2', { id: 'fb-box-title' }, 'Feedback on this page'));
     if (box.querySelector('form')) return;
+    const quoteOne = el('button', { type: 'button', class: 'fb-paragraph', 'aria-keyshortcuts': SHORTCUT },
+      'Comment on a paragraph');
+    quoteOne.addEventListener('click', () => suggestReading?.());
     box.append(el('p', { class: 'fb-hint' },
       'Spotted a mistake or something unclear? Tell us here. To comment on one passage, select it and choose ',
-      el('q', {}, 'Suggest a change'), ' (or press ', el('kbd', {}, SHORTCUT), ').'));
+      el('q', {}, 'Suggest a change'), ' (or press ', el('kbd', {}, SHORTCUT),
+      '); with nothing selected, the same keys quote the paragraph you are reading.'), quoteOne);
     const form = buildForm('fb-box');
     onSubmit(form, () => ({ section: '' }), () => {});
     box.append(form);
@@ -614,9 +619,28 @@
     const form = buildForm('fb-dialog');
     const cancel = el('button', { type: 'button', class: 'fb-cancel' }, 'Cancel');
     form.querySelector('.fb-actions').append(cancel);
+    // Without a selection the quote is a whole paragraph, and these move it: a keyboard or a screen
+    // reader chooses the passage by hearing it (the quote is a live region) instead of selecting it.
+    const prev = el('button', { type: 'button', class: 'fb-move' }, 'Previous paragraph');
+    const next = el('button', { type: 'button', class: 'fb-move' }, 'Next paragraph');
+    const moves = el('div', { class: 'fb-moves', hidden: true }, prev, next);
+    let step = null;
+    const show = (got) => {
+      current = { quote: got.quote, section: got.section };
+      quoteView.textContent = got.quote.exact.replace(/\s+/g, ' '); // a paragraph's source line breaks are not the reader's
+      prev.disabled = !got.hasPrev;
+      next.disabled = !got.hasNext;
+    };
+    for (const [button, dir] of [[prev, -1], [next, 1]]) {
+      button.addEventListener('click', () => {
+        const got = step?.(dir);
+        if (got) show(got);
+        if (button.disabled) (dir < 0 ? next : prev).focus();
+      });
+    }
     const dialog = el('dialog', { class: 'fb-dialog', 'aria-labelledby': 'fb-dialog-title', [UI]: true },
       el('h2', { id: 'fb-dialog-title' }, 'Suggest a change'),
-      el('p', { class: 'fb-quote-label', id: 'fb-dialog-quote-label' }, 'About this passage:'), quoteView, form);
+      el('p', { class: 'fb-quote-label', id: 'fb-dialog-quote-label' }, 'About this passage:'), quoteView, moves, form);
     let current = null;
     let returnFocus = null;
     cancel.addEventListener('click', () => dialog.close());
@@ -624,10 +648,14 @@
     onSubmit(form, () => current, () => dialog.close());
     document.body.append(dialog);
     return {
-      open(quote, section) {
+      open(quote, section, stepper = null) {
         current = { quote, section };
         returnFocus = document.activeElement;
         quoteView.textContent = quote.exact;
+        step = stepper?.move;
+        moves.hidden = !stepper;
+        quoteView.setAttribute('aria-live', stepper ? 'polite' : 'off');
+        if (stepper) show({ quote, section, ...stepper.ends() });
         form.querySelector('.fb-error').hidden = true;
         dialog.showModal(); // modal: focus stays inside, Escape closes
         form.elements.suggestion.focus();
@@ -691,13 +719,56 @@
       if (target instanceof HTMLElement && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) return;
       e.preventDefault();
       const range = selectedRange() || (button.hidden ? null : pending);
-      if (range) {
-        openFor(range);
-      } else {
+      if (range) openFor(range);
+      else suggestReading();
+    });
+
+    // The paragraph being read: the one holding focus, else the first on screen below the top bar.
+    const PASSAGES = 'p, li, dd, figcaption, td, th';
+    const passages = () => [...main.querySelectorAll(PASSAGES)].filter((b) => !isOwnUi(b) && !inWidget(b)
+      && !(b.tagName === 'LI' && b.querySelector('p, ul, ol')) // a list item of paragraphs: its paragraphs
+      && !b.closest(`${UNREAD}, .page-meta, .predict-choices, .cite-this, .page-nav`) && b.textContent.trim() && b.checkVisibility());
+    const passageAt = (b) => {
+      const range = document.createRange();
+      range.selectNodeContents(b);
+      const quote = quoteOf(range);
+      if (quote && quote.exact.length > MAX_EXACT) { // a very long paragraph: its beginning
+        quote.suffix = clean(quote.exact.slice(MAX_EXACT) + ' ' + quote.suffix).slice(0, CONTEXT_CHARS);
+        quote.exact = quote.exact.slice(0, MAX_EXACT).trimEnd();
+      }
+      return quote && { quote, section: sectionOf(b) };
+    };
+    suggestReading = () => {
+      const list = passages();
+      const focused = document.activeElement;
+      let at = focused && main.contains(focused) ? list.findIndex((b) => b.contains(focused)) : -1;
+      if (at < 0) {
+        const top = Math.max(0, document.querySelector('.topbar')?.getBoundingClientRect().bottom || 0);
+        at = list.findIndex((b) => { const r = b.getBoundingClientRect(); return r.bottom > top + 4 && r.top < innerHeight; });
+        // none on screen (the feedback box at the end): the last one above it
+        if (at < 0) at = list.findLastIndex((b) => b.getBoundingClientRect().bottom <= top + 4);
+      }
+      const first = at >= 0 && passageAt(list[at]);
+      if (!first) {
         document.getElementById('fb-box-suggestion')?.focus();
         announce('Select a passage first to suggest a change to it, or write in the feedback box.', 'hint');
+        return;
       }
-    });
+      const ends = () => ({ hasPrev: at > 0, hasNext: at < list.length - 1 });
+      const move = (dir) => {
+        for (let i = at + dir; i >= 0 && i < list.length; i += dir) {
+          const got = passageAt(list[i]);
+          if (got) {
+            at = i;
+            list[i].scrollIntoView({ block: 'nearest' });
+            return { ...got, ...ends() };
+          }
+        }
+        return null;
+      };
+      hide();
+      dialog.open(first.quote, first.section, { move, ends });
+    };
   }
 
   // ---- start ---------------------------------------------------------------------------------------------

@@ -224,6 +224,40 @@ def test_keyboard_shortcut_opens_the_form_and_escape_closes_it(page, site, servi
     assert (row["section"], row["suggestion"]) == ("caches", "Name the memory: HBM3.")
 
 
+def test_keyboard_reader_quotes_a_paragraph_without_selecting_it(page, site, service):
+    """No selection (a keyboard or screen-reader reader seldom makes one): the feedback box's button, or
+    Alt+Shift+S, quotes the paragraph being read, and Previous/Next paragraph move the quote."""
+    page.goto(f"{site}{FIXTURE}/index.html")
+    page.keyboard.press("Alt+Shift+S")      # nothing selected, nothing focused: the first paragraph on screen
+    dialog = page.get_by_role("dialog", name="Suggest a change")
+    sync_api.expect(dialog).to_be_visible()
+    quote = dialog.locator(".fb-quote")
+    sync_api.expect(quote).to_have_text(page.locator("#p-roofline").inner_text())
+    page.keyboard.press("Shift+Tab")        # from the suggestion back to the paragraph buttons
+    sync_api.expect(dialog.get_by_role("button", name="Next paragraph")).to_be_focused()
+    page.keyboard.press("Enter")
+    sync_api.expect(quote).to_have_text(page.locator("#p-bandwidth").inner_text())
+    page.keyboard.press("Escape")
+    sync_api.expect(dialog).to_be_hidden()
+
+    button = box(page).get_by_role("button", name="Comment on a paragraph")
+    button.focus()
+    page.keyboard.press("Enter")
+    sync_api.expect(quote).to_have_text(page.locator("#p-roofline").inner_text())
+    dialog.get_by_role("button", name="Next paragraph").press("Enter")
+    dialog.get_by_role("button", name="Next paragraph").press("Enter")
+    sync_api.expect(quote).to_have_text(page.locator("#p-caches").inner_text())
+    sync_api.expect(dialog.get_by_role("button", name="Next paragraph")).to_be_disabled()
+    dialog.get_by_label("Your suggestion").fill("Say which L2.")
+    dialog.get_by_role("button", name="Send").press("Enter")
+    sync_api.expect(status(page)).to_contain_text("your suggestion was sent")
+    sync_api.expect(button).to_be_focused()   # back where the reader was
+    [row] = service.rows()
+    exact = page.locator("#p-caches").inner_text()
+    assert (row["exact"], (row["prefix"], row["suffix"])) == (exact, expected_quote(page, exact))
+    assert (row["section"], row["suggestion"]) == ("caches", "Say which L2.")
+
+
 def test_submission_waits_while_service_is_down_and_is_stored_once(page, site, service):
     # The page's clock stands still until the reload below: its automatic retry (1-2 s after a
     # failure) cannot fire, however long this machine takes to restart the service, so the flush

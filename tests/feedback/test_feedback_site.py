@@ -79,11 +79,28 @@ def test_precompressed_sibling_and_wasm_and_module_types(client, site):
     assert "content-encoding" not in fragment.headers  # not text: sent as it is
 
 
-def test_unchanged_file_is_a_304_for_each_encoding(client):
+@pytest.mark.parametrize("path", ["/assets/js/book.js", "/pyodide/pyodide.asm.wasm"])   # compressed here; a .gz sibling
+def test_unchanged_file_is_a_304_for_each_encoding(client, path):
+    # a browser revalidates every no-cache file on a second visit: a 500 there broke Pyodide's wasm
     for coding in ("br", "gzip", "identity"):
-        first = client.get("/assets/js/book.js", headers={"accept-encoding": coding})
-        again = client.get("/assets/js/book.js", headers={"accept-encoding": coding, "if-none-match": first.headers["etag"]})
+        first = client.get(path, headers={"accept-encoding": coding})
+        again = client.get(path, headers={"accept-encoding": coding, "if-none-match": first.headers["etag"]})
         assert again.status_code == 304 and again.headers["cache-control"] == "no-cache"
+        since = client.get(path, headers={"accept-encoding": coding, "if-modified-since": first.headers["last-modified"]})
+        assert since.status_code == 304
+        changed = client.get(path, headers={"accept-encoding": coding, "if-none-match": '"stale"'})
+        assert changed.status_code == 200 and changed.content == first.content
+
+
+def test_serve_says_where_suggestions_go(tmp_path, capsys):
+    from feedback.cli import _warn_about_endpoint
+    (tmp_path / "index.html").write_text('<head><meta name="feedback-issue-url" content="https://x/issues/new">')
+    _warn_about_endpoint(str(tmp_path))
+    assert capsys.readouterr().err == ""   # the pages it serves name this service: nothing to rebuild
+    (tmp_path / "index.html").write_text('<head><meta name="feedback-endpoint" content="https://fb.example.org/api/feedback">')
+    _warn_about_endpoint(str(tmp_path))
+    err = capsys.readouterr().err
+    assert "https://fb.example.org/api/feedback" in err and "not this service" in err
 
 
 def test_api_review_and_site_share_the_origin(client):

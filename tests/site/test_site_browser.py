@@ -97,6 +97,19 @@ def test_sidenotes_fold_inline_and_open_on_a_phone(web):
     assert b["x"] >= main["x"] - 1 and b["x"] + b["width"] <= main["x"] + main["width"] + 1
     page.locator("label.sidenote-ref").click()
     assert not note.is_visible()
+    # by keyboard and screen reader: the note's toggle is a named tab stop with a visible ring
+    for _ in range(40):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.classList.contains('sidenote-toggle')"):
+            break
+    else:
+        raise AssertionError("Tab never reaches the footnote's toggle: a keyboard cannot open the note")
+    toggle = page.locator("input.sidenote-toggle")
+    expect(toggle).to_have_accessible_name("Footnote 1")
+    ring = page.locator("label.sidenote-ref").evaluate("(l) => getComputedStyle(l).outlineStyle")
+    assert ring != "none", "the focused toggle shows its ring on the number"
+    page.keyboard.press("Space")
+    assert note.is_visible()
 
 
 def test_dark_mode_persists_across_pages(web):

@@ -42,7 +42,7 @@ local function Note(note)
   end
   local mark = pandoc.RawInline("html", string.format(
     '<label for="sn-%s" class="sidenote-ref" id="snref-%s"><sup>%s</sup></label>' ..
-    '<input type="checkbox" id="sn-%s" class="sidenote-toggle">', n, n, n, n))
+    '<input type="checkbox" id="sn-%s" class="sidenote-toggle" aria-label="Footnote %s">', n, n, n, n, n))
   local body = pandoc.Span({pandoc.Span(pandoc.Str(n .. "."), {class = "sidenote-number"}),
                             pandoc.Space(), table.unpack(inlines)},
                            {class = "sidenote", id = "sn-body-" .. n, role = "note"})
