@@ -66,6 +66,9 @@ def test_headings_are_numbered_by_chapter(soup):
     assert one.find("section", id="sec-figs")["data-number"] == "1.1"
     # as Quarto titles an appendix (formatChapterTitle in src/project/types/book/book-chapters.ts)
     assert text_of(soup("chapters/appendix.html").find("h1")) == "Appendix A — Extra tables"
+    # the text itself, as search, copy and a screen reader get it, has the gap before the dash
+    # (text_of joins elements with a space, which hid "Appendix A— Extra tables")
+    assert " ".join(soup("chapters/appendix.html").find("h1").get_text().split()) == "Appendix A — Extra tables"
     assert soup("index.html").find("h1").find(class_="header-section-number") is None
 
 

@@ -60,9 +60,12 @@ local function Header(h)
     -- an appendix page's title, as Quarto's formatChapterTitle (src/project/types/book/book-chapters.ts):
     -- "Appendix A — Glossary"
     -- (no break inside "Appendix B" nor on either side of the dash, which never dangles at a
-    -- line's end or start on a phone; one gap before it: the number's margin)
-    h.content = {pandoc.Span(pandoc.Str("Appendix" .. NBSP .. number), {class = "header-section-number"}),
-                 pandoc.Str("—" .. NBSP), table.unpack(h.content)}
+    -- line's end or start on a phone). The gap before the dash is a character, not only the
+    -- number's margin: search results, copied text and screen readers read the text, which
+    -- said "Appendix A— Glossary"; the class drops the margin so the eye sees one gap.
+    h.content = {pandoc.Span(pandoc.Str("Appendix" .. NBSP .. number),
+                             {class = "header-section-number appendix-number"}),
+                 pandoc.Str(NBSP .. "—" .. NBSP), table.unpack(h.content)}
     h.attributes["data-number"] = number
     return h
   end
