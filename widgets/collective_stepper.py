@@ -267,16 +267,16 @@ def _topology(params, tl, k, x0, y0, size) -> list[str]:
     return out
 
 
-def _grid(params, tl, k, x0, y0, width, height) -> tuple[list[str], float]:
+def _grid(params, tl, k, x0, y0, width, height, most=34.0) -> tuple[list[str], float]:
     """GPU × chunk: how many contributions each GPU holds of each chunk after step k, in a box of
-    ``width`` × ``height`` whatever p is (its cells grow as p falls, up to 34 px)."""
+    ``width`` × ``height`` whatever p is (its cells grow as p falls, up to ``most`` px)."""
     p, c = params["p"], params["collective"]
     state = _state(c, tl["algorithm"], p, k)
     written = set()
     if k >= 1:
         written = {(t.dst, t.chunk) for t in tl["steps"][k - 1].transfers if 0 <= t.dst < p}
     nc = tl["chunks"]
-    cell = min(34.0, (width - 34) / nc, (height - 34) / p)
+    cell = min(most, (width - 34) / nc, (height - 34) / p)
     out = [text(x0 + 30, y0 + 10, "chunk →", "wg-small wg-muted")]
     gy = y0 + 18
     for j in range(nc):
@@ -360,7 +360,8 @@ def render(params: dict) -> dict:
     if not wide:
         side = W - 8                                    # the grid's box: as tall as p = 16 needs
         grid_h = 34 + 16 * min(34.0, (side - 34) / 16)
-        grid, _ = _grid(params, tl, k, 4, y + 22, side, grid_h)
+        # its cells fill the box at any p (capped at 34 px they left half of it blank at p = 4)
+        grid, _ = _grid(params, tl, k, 4, y + 22, side, grid_h, most=grid_h)
         body += grid
         y += 22 + grid_h - 14
     H = y + 22
