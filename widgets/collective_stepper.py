@@ -309,6 +309,12 @@ def _grid(params, tl, k, x0, y0, width, height, most=34.0) -> tuple[list[str], f
     return out, gy + p * cell
 
 
+def _latency(link) -> str:
+    """A link's latency as its sources give it, a round figure ("600 ns", "2.7 µs"): two figures,
+    not the three that read "1.00 µs"."""
+    return fmt.si(link.latency_us * 1e-6, "s", sig=2)
+
+
 def render(params: dict) -> dict:
     tl = timeline(params)
     steps, per = tl["steps"], tl["per_step"]
@@ -376,15 +382,17 @@ def render(params: dict) -> dict:
         ["Busiest link this step", fmt.bytes_iec(per[k - 1]["busiest"]) if k else "0 B"],
         ["Busiest GPU's bytes so far", fmt.bytes_iec(per[k - 1]["moved"]) if k else "0 B"],
         ["Time so far", fmt.duration(per[k - 1]["so_far"] if k else 0.0)],
-        ["Whole collective", f"{fmt.duration(total_t)} ({fmt.count(n, 'step')} × {fmt.si(tl['alpha'], 's')} latency "
-                             f"+ bytes at {fmt.num(link.bw_per_direction_GBps)} GB/s)"],
+        ["Whole collective", f"{fmt.duration(total_t)} ({fmt.count(n, 'step')} × {_latency(link)} latency "
+                             f"+ bytes at {fmt.num(link.bw_per_direction_GBps)} GB/s)" if link.latency_us is not None else
+                             f"{fmt.duration(total_t)} (bytes at {fmt.num(link.bw_per_direction_GBps)} GB/s; "
+                             f"latency not published, taken as 0)"],
         ["Each GPU sends (calc.collectives)",
          fmt.bytes_iec(collectives.bytes_per_gpu_sent(c, a, p, tl["n_bytes"]))],
         ["Algorithm bandwidth", fmt.si(algbw, "B/s")],
         ["Bus bandwidth (nccl-tests)", f"{fmt.si(algbw * collectives.busbw_factor(c, p), 'B/s')} "
                                         f"(× {fmt.num(collectives.busbw_factor(c, p))})"],
         ["Link", f"{link.label}: {fmt.num(link.bw_per_direction_GBps)} GB/s each way, "
-                 + (f"{fmt.num(link.latency_us)} µs" if link.latency_us is not None else "latency not published")],
+                 + (f"{_latency(link)} latency" if link.latency_us is not None else "latency not published")],
     ]
     title = f"{LABELS.get(c, c)} on {p} GPUs ({a}), step {k} of {n}"
     extra = (f" data-keys='{KEYS}' data-live=''"

@@ -150,3 +150,17 @@ def test_on_a_phone_the_grid_fills_its_box_at_any_p(p):
                if re.fullmatch(r"GPU \d+, chunk \d+: .*", e.findtext(SVG + "title") or "")]
     blank = float(svg.get("height")) - max(bottoms)
     assert blank <= 12, f"{blank:.0f} px blank under the grid at p = {p}"
+
+
+@pytest.mark.parametrize("link", [l.name for l in specs.links()])
+def test_the_links_latency_reads_as_the_whole_collectives_does(link):
+    """The link readout said "0.600 µs" where the whole collective's said "600 ns latency", and a link
+    without a published latency was "6 steps × 0 s latency". Latencies are round figures: two digits."""
+    r = dict(render(link=link, step=10**6)["readouts"])
+    lat = specs.link(link).latency_us
+    if lat is None:
+        assert r["Link"].endswith("latency not published") and "latency not published, taken as 0" in r["Whole collective"]
+        assert "0 s" not in r["Whole collective"]
+    else:
+        shown = fmt.si(lat * 1e-6, "s", sig=2)
+        assert r["Link"].endswith(f", {shown} latency") and f"× {shown} latency" in r["Whole collective"], r
