@@ -225,8 +225,12 @@ def _roofline(n: dict, W: float, top: float, fits: bool, fs: int) -> tuple[list[
     spot = placer.place(ml + pw - 4, Y(peak), roof_label, fs)
     if spot:
         out.append(text(spot[0], spot[1], roof_label, "wg-small", spot[2]))
-    ridge_label = f"ridge {fmt.num(ridge)}"
-    spot = placer.place(X(ridge), mt + ph - 6, ridge_label, fs - 1, gap=4)
+    # with its unit, as the roofline widget's; the bare number only where the unit finds no room
+    # (the x axis names it)
+    for ridge_label in (f"ridge {fmt.num(ridge)} FLOP/B", f"ridge {fmt.num(ridge)}"):
+        spot = placer.place(X(ridge), mt + ph - 6, ridge_label, fs - 1, gap=4)
+        if spot:
+            break
     if spot:
         out.append(text(spot[0], spot[1], ridge_label, "wg-small wg-muted", spot[2]))
     return out, top + H
