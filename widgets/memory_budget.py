@@ -272,9 +272,9 @@ def render(params: dict) -> dict:
     if dev.measured:
         readouts += [["Your device (measured in this browser)",
                       f"{fmt.si(n['bw'], 'B/s')}, {fmt.si(n['peak'], 'FLOP/s')} {n['dtype'].upper()}"]]
-    if b.fits:
-        readouts += [["Step time lower bound", fmt.si(n["time"], "s")],
-                     ["Tokens per second, upper bound", fmt.num(params["batch"] / n["time"])]]
+    # kept when it does not fit, so that the readouts keep their rows as a slider crosses the limit
+    readouts += [["Step time lower bound", fmt.si(n["time"], "s") if b.fits else "— (does not fit)"],
+                 ["Tokens per second, upper bound", fmt.num(params["batch"] / n["time"]) if b.fits else "—"]]
     messages = []
     if not b.fits:
         messages.append(f"Out of memory: {m.label} with these settings needs {fmt.bytes_iec(b.total_bytes)}, "

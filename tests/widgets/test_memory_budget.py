@@ -41,7 +41,9 @@ def test_seventy_b_in_bf16_draws_the_failure_state():
     assert [e for e in svg.iter(SVG + "rect") if "wg-blocks" in (e.get("class") or "")]   # the overflow
     assert "Does not fit" in "".join(svg.itertext())
     assert "weights alone do not fit" in r["message"]
-    assert "Over by" in _readouts(r) and "Step time lower bound" not in _readouts(r)
+    assert "Over by" in _readouts(r) and _readouts(r)["Step time lower bound"] == "— (does not fit)"
+    # the same rows as a budget that fits: the readouts keep their height as a slider crosses the limit
+    assert len(r["readouts"]) == len(widgets.render("memory-budget", {})["readouts"])
     # the step's point is drawn hollow: it cannot run
     assert all("wg-ghost" in c.get("class") for c in svg.iter(SVG + "circle"))
 
