@@ -300,7 +300,7 @@
   // again as the page scrolls under the pinned drawing.
   function measureRoom(w, control) {
     if (layoutWidth(w) !== NARROW || !control) return;
-    const top = parseFloat(getComputedStyle(w.svgBox).top) || 0;
+    const top = parseFloat(getComputedStyle(w.svgBox).scrollMarginTop) || 0;   // the pinned place (widgets.css)
     w.room = control.getBoundingClientRect().top - top - GAP;
   }
   function controlOf(w, target) {
