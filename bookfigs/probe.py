@@ -44,6 +44,7 @@ adapter), then the CPU through WebAssembly SIMD.</p>
 <p class="device-probe-status" role="status">Nothing measured yet.</p>
 <div class="device-probe-results" hidden></div>
 </section>
+<script defer src="{escape(script_src.rsplit("/", 1)[0] + "/measured-device.js", quote=True)}"></script>
 <script defer src="{escape(script_src, quote=True)}"></script>"""
 
 

@@ -332,7 +332,26 @@ def _controls_html(params_spec, values, ranges=None) -> str:
     return "".join(out)
 
 
+# A byte count in one of these units is shown in the largest it fills (65,536 KiB reads "64 MiB",
+# as calc.fmt.bytes_iec would put it), so a slider over bytes agrees with readouts in MiB and GiB.
+# widgets-host.js's ``fmt`` does the same when the value changes.
+IEC_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
+
+
+def _format_bytes(value: float, unit: str) -> str:
+    i = IEC_UNITS.index(unit)
+    while value >= 1024 and i < len(IEC_UNITS) - 1:
+        value, i = value / 1024, i + 1
+    if float(value).is_integer():
+        return f"{int(value):,} {IEC_UNITS[i]}"
+    r = float(f"{value:.3g}")                        # three significant figures, as calc.fmt.num
+    text = f"{r:,.0f}" if r >= 100 else f"{r:.{2 - math.floor(math.log10(r))}f}"
+    return f"{text} {IEC_UNITS[i]}"
+
+
 def _format_value(p: Param, value) -> str:
+    if p.unit in IEC_UNITS and p.type in ("int", "float") and value > 0:
+        return _format_bytes(value, p.unit)
     text = f"{value:,}" if p.type == "int" else f"{value:g}" if p.type == "float" else str(value)
     return f"{text}{p.unit}" if p.unit in ("°", "%") else f"{text} {p.unit}".strip()
 

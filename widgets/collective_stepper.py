@@ -267,16 +267,16 @@ def _topology(params, tl, k, x0, y0, size) -> list[str]:
     return out
 
 
-def _grid(params, tl, k, x0, y0, width, height) -> tuple[list[str], float]:
+def _grid(params, tl, k, x0, y0, width, height, most=34.0) -> tuple[list[str], float]:
     """GPU × chunk: how many contributions each GPU holds of each chunk after step k, in a box of
-    ``width`` × ``height`` whatever p is (its cells grow as p falls, up to 34 px)."""
+    ``width`` × ``height`` whatever p is (its cells grow as p falls, up to ``most`` px)."""
     p, c = params["p"], params["collective"]
     state = _state(c, tl["algorithm"], p, k)
     written = set()
     if k >= 1:
         written = {(t.dst, t.chunk) for t in tl["steps"][k - 1].transfers if 0 <= t.dst < p}
     nc = tl["chunks"]
-    cell = min(34.0, (width - 34) / nc, (height - 34) / p)
+    cell = min(most, (width - 34) / nc, (height - 34) / p)
     out = [text(x0 + 30, y0 + 10, "chunk →", "wg-small wg-muted")]
     gy = y0 + 18
     for j in range(nc):
@@ -307,6 +307,12 @@ def _grid(params, tl, k, x0, y0, width, height) -> tuple[list[str], float]:
                            f' class="wg-box wg-sel"><title>written in step {k}</title></rect>')
     out.append(text(x0, gy - 4, "GPU", "wg-small wg-muted"))
     return out, gy + p * cell
+
+
+def _latency(link) -> str:
+    """A link's latency as its sources give it, a round figure ("600 ns", "2.7 µs"): two figures,
+    not the three that read "1.00 µs"."""
+    return fmt.si(link.latency_us * 1e-6, "s", sig=2)
 
 
 def render(params: dict) -> dict:
@@ -360,7 +366,8 @@ def render(params: dict) -> dict:
     if not wide:
         side = W - 8                                    # the grid's box: as tall as p = 16 needs
         grid_h = 34 + 16 * min(34.0, (side - 34) / 16)
-        grid, _ = _grid(params, tl, k, 4, y + 22, side, grid_h)
+        # its cells fill the box at any p (capped at 34 px they left half of it blank at p = 4)
+        grid, _ = _grid(params, tl, k, 4, y + 22, side, grid_h, most=grid_h)
         body += grid
         y += 22 + grid_h - 14
     H = y + 22
@@ -375,15 +382,17 @@ def render(params: dict) -> dict:
         ["Busiest link this step", fmt.bytes_iec(per[k - 1]["busiest"]) if k else "0 B"],
         ["Busiest GPU's bytes so far", fmt.bytes_iec(per[k - 1]["moved"]) if k else "0 B"],
         ["Time so far", fmt.duration(per[k - 1]["so_far"] if k else 0.0)],
-        ["Whole collective", f"{fmt.duration(total_t)} ({fmt.count(n, 'step')} × {fmt.si(tl['alpha'], 's')} latency "
-                             f"+ bytes at {fmt.num(link.bw_per_direction_GBps)} GB/s)"],
+        ["Whole collective", f"{fmt.duration(total_t)} ({fmt.count(n, 'step')} × {_latency(link)} latency "
+                             f"+ bytes at {fmt.num(link.bw_per_direction_GBps)} GB/s)" if link.latency_us is not None else
+                             f"{fmt.duration(total_t)} (bytes at {fmt.num(link.bw_per_direction_GBps)} GB/s; "
+                             f"latency not published, taken as 0)"],
         ["Each GPU sends (calc.collectives)",
          fmt.bytes_iec(collectives.bytes_per_gpu_sent(c, a, p, tl["n_bytes"]))],
         ["Algorithm bandwidth", fmt.si(algbw, "B/s")],
         ["Bus bandwidth (nccl-tests)", f"{fmt.si(algbw * collectives.busbw_factor(c, p), 'B/s')} "
                                         f"(× {fmt.num(collectives.busbw_factor(c, p))})"],
         ["Link", f"{link.label}: {fmt.num(link.bw_per_direction_GBps)} GB/s each way, "
-                 + (f"{fmt.num(link.latency_us)} µs" if link.latency_us is not None else "latency not published")],
+                 + (f"{_latency(link)} latency" if link.latency_us is not None else "latency not published")],
     ]
     title = f"{LABELS.get(c, c)} on {p} GPUs ({a}), step {k} of {n}"
     extra = (f" data-keys='{KEYS}' data-live=''"

@@ -225,8 +225,12 @@ def _roofline(n: dict, W: float, top: float, fits: bool, fs: int) -> tuple[list[
     spot = placer.place(ml + pw - 4, Y(peak), roof_label, fs)
     if spot:
         out.append(text(spot[0], spot[1], roof_label, "wg-small", spot[2]))
-    ridge_label = f"ridge {fmt.num(ridge)}"
-    spot = placer.place(X(ridge), mt + ph - 6, ridge_label, fs - 1, gap=4)
+    # with its unit, as the roofline widget's; the bare number only where the unit finds no room
+    # (the x axis names it)
+    for ridge_label in (f"ridge {fmt.num(ridge)} FLOP/B", f"ridge {fmt.num(ridge)}"):
+        spot = placer.place(X(ridge), mt + ph - 6, ridge_label, fs - 1, gap=4)
+        if spot:
+            break
     if spot:
         out.append(text(spot[0], spot[1], ridge_label, "wg-small wg-muted", spot[2]))
     return out, top + H
@@ -268,9 +272,9 @@ def render(params: dict) -> dict:
     if dev.measured:
         readouts += [["Your device (measured in this browser)",
                       f"{fmt.si(n['bw'], 'B/s')}, {fmt.si(n['peak'], 'FLOP/s')} {n['dtype'].upper()}"]]
-    if b.fits:
-        readouts += [["Step time lower bound", fmt.si(n["time"], "s")],
-                     ["Tokens per second, upper bound", fmt.num(params["batch"] / n["time"])]]
+    # kept when it does not fit, so that the readouts keep their rows as a slider crosses the limit
+    readouts += [["Step time lower bound", fmt.si(n["time"], "s") if b.fits else "— (does not fit)"],
+                 ["Tokens per second, upper bound", fmt.num(params["batch"] / n["time"]) if b.fits else "—"]]
     messages = []
     if not b.fits:
         messages.append(f"Out of memory: {m.label} with these settings needs {fmt.bytes_iec(b.total_bytes)}, "

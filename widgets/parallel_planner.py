@@ -11,6 +11,7 @@ The figure's height depends only on its width, so that no state moves the contro
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 from calc import fmt, llm, parallelism as par, specs
 
@@ -302,8 +303,9 @@ def render(params: dict) -> dict:
 
 
 def _readouts(params, p, mem, st, error) -> list[list[str]]:
-    if p is None:
-        return [["Configuration", "cannot run: " + error]]
+    if p is None:    # the same rows, so that the readouts keep their height (they fell from 798 to 171 px
+        # on a phone as a TP slider crossed a degree that cannot run, moving the page below)
+        return [["Configuration", "cannot run: " + error]] + [[label, "—"] for label in _plan_labels()[1:]]
     link_up, link_out = p.scale_up, p.scale_out
     where = lambda size, stride: ("inside a node" if size * stride <= p.gpus_per_node else "across nodes")
     rows = [
@@ -336,6 +338,16 @@ def _readouts(params, p, mem, st, error) -> list[list[str]]:
         ["Links", f"{_link_label(link_up)} inside a node, {_link_label(link_out)} between nodes"],
     ]
     return rows
+
+
+@lru_cache(maxsize=1)
+def _plan_labels() -> tuple[str, ...]:
+    """The readouts' labels for a plan that runs (the defaults': every plan has the same)."""
+    return tuple(label for label, _ in render(coerce_defaults())["readouts"])
+
+
+def coerce_defaults() -> dict:
+    return {q.name: q.default for q in PARAMS} | {"_width": 640}
 
 
 def _link_label(link) -> str:

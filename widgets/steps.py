@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import random
+from functools import lru_cache
 
 from calc import attention, fmt, systolic, tiling
 
@@ -83,6 +84,60 @@ def key_frames(params: dict) -> list[int]:
 
 # ----------------------------------------------------------------------------- drawing
 
+def _tiled_cell(m: int, n: int, k: int, W: float) -> float:
+    return max(8.0, min(34.0, (W - 40) / (k + n + 1), 320 / (m + k + 1)))
+
+
+def _tiled_height(m: int, n: int, k: int, W: float) -> float:
+    """The tiled drawing's height: B's K rows and a gap over A and C's M rows."""
+    return 24 + (k + 1 + m) * _tiled_cell(m, n, k, W) + 10
+
+
+def _systolic_hint(W: float) -> list[str]:
+    return wrap_px("A enters from the left, B from the top, one cycle of skew per row and column", W - 20)
+
+
+def _systolic_cell(R: int, C: int, K: int, W: float) -> float:
+    return max(30.0, min(64.0, (W - 30) / (C + 0.7 * K + 0.5), 300 / (R + 0.6 * K + 0.5)))
+
+
+def _systolic_height(R: int, C: int, K: int, W: float) -> float:
+    """The array's height: the hint, B's skewed operands above the PEs, the R rows of PEs."""
+    c = _systolic_cell(R, C, K, W)
+    return 16 + 14 * len(_systolic_hint(W)) + K * c * 0.6 + R * c + 10
+
+
+def _span(name: str) -> range:
+    p = next(q for q in PARAMS if q.name == name)
+    return range(int(p.min), int(p.max) + 1)
+
+
+# The longest the step's sentence gets for each animation (the most digits every number can have).
+LONGEST = {
+    "tiled-matmul": "Step 1728 of 1728. Output tile (11, 11), phase 12 of 12: load A[10:12, 10:12] and "
+                    "B[10:12, 10:12] into shared memory",
+    "systolic": "Step 16 of 16. Cycle 15 (of 0–15): 36 of 36 processing elements multiply-accumulate",
+    "online-softmax": "Step 24 of 24. Block 24 of 24, x[23:24]: block max −3.142; m −3.142 → 5.678; "
+                      "ℓ = 12.34·0.1234 + Σ exp(x − m) = 12.34",
+}
+
+
+@lru_cache(maxsize=32)
+def _room(animation: str, W: float) -> tuple[float, int]:
+    """The drawing's height and the sentence's lines this animation keeps at width W: the most any
+    sizes its sliders reach need. The figure's height then depends on the width alone, so a slider
+    that grows the matrices does not move the controls under the reader's finger (M from 1 to 12
+    moved them 216 px on a phone). The drawings' height budgets (320 and 300 px) are such that the
+    chapter's sizes fill most of that room."""
+    if animation == "tiled-matmul":
+        tallest = max(_tiled_height(m, n, k, W) for m in _span("m") for n in _span("n") for k in _span("k"))
+    elif animation == "systolic":
+        tallest = max(_systolic_height(R, C, K, W) for R in _span("rows") for C in _span("cols") for K in _span("depth"))
+    else:
+        tallest = ONLINE_HEIGHT
+    return tallest, len(wrap_px(LONGEST[animation], W - 20))
+
+
 def _cell(x, y, w, h, cls, extra=""):
     return f'<rect x="{num(x)}" y="{num(y)}" width="{num(w)}" height="{num(h)}" class="{cls}"{extra}/>'
 
@@ -105,7 +160,7 @@ def _tiled(params, step, W):
     m, n, k, T = params["m"], params["n"], params["k"], params["tile"]
     frames = list(tiling.frames(m, n, k, T))
     f = frames[step - 1]
-    c = max(8.0, min(34.0, (W - 40) / (k + n + 1), 380 / (m + k + 1)))
+    c = _tiled_cell(m, n, k, W)
     ax, by = 10, 24
     bx, ay = ax + k * c + c, by + k * c + c
     phases = math.ceil(k / T)
@@ -123,7 +178,7 @@ def _tiled(params, step, W):
     body += _matrix(bx, by, k, n, c, "B (K×N)",
                     lambda i, j: "wg-load" if _in(f["b_rows"], i) and _in(f["b_cols"], j) else "wg-idle")
     body += _matrix(bx, ay, m, n, c, "C (M×N)", c_shade)
-    H = ay + m * c + 10
+    H = ay + m * c + 10                      # = _tiled_height(m, n, k, W)
     (r0, r1), (k0, k1), (c0, c1) = f["a_rows"], f["a_cols"], f["b_cols"]
     line1 = (f"Output tile ({f['tile'][0]}, {f['tile'][1]}), phase {f['phase'] + 1} of {phases}: "
              f"load A[{r0}:{r1}, {k0}:{k1}] and B[{k0}:{k1}, {c0}:{c1}] into shared memory")
@@ -144,8 +199,7 @@ def _systolic(params, step, W):
     frames = list(systolic.frames(A, B))
     f = frames[step - 1]
     t = f["cycle"]
-    c = max(30.0, min(64.0, (W - 30) / (C + 0.7 * K + 0.5), 380 / (R + 0.6 * K + 0.5)))
-    hint = wrap_px("A enters from the left, B from the top, one cycle of skew per row and column", W - 20)
+    c, hint = _systolic_cell(R, C, K, W), _systolic_hint(W)
     body = text_lines(10, 16, hint, "wg-small wg-muted")
     x0, y0 = 16 + K * c * 0.7, 16 + 14 * len(hint) + K * c * 0.6
     active = {(i, j): kk for i, j, kk in f["active"]}
@@ -155,7 +209,7 @@ def _systolic(params, step, W):
             on = (i, j) in active
             body.append(_cell(x + 2, y + 2, c - 4, c - 4, "wg-pe" + (" wg-cur" if on else "")))
             body.append(text(x + c / 2, y + c / 2 + 2, f"{f['acc'][i][j]:g}", "wg-strong", "middle"))
-            if on:
+            if on and c >= 36:                 # smaller, the product would sit on the sum
                 kk = active[(i, j)]
                 body.append(text(x + c / 2, y + c - 7, f"+{A[i][kk]:g}·{B[kk][j]:g}",
                                  "wg-small", "middle"))
@@ -172,7 +226,7 @@ def _systolic(params, step, W):
             if row < 0 and y0 + row * c * 0.6 > 8 + 14 * len(hint):
                 body.append(text(x0 + j * c + c / 2, y0 + row * c * 0.6 + c * 0.35, f"{B[kk][j]:g}",
                                  "wg-small wg-muted", "middle"))
-    H = y0 + R * c + 10
+    H = y0 + R * c + 10                      # = _systolic_height(R, C, K, W)
     macs = sum(len(g["active"]) for g in frames[:step])
     # Cycles are counted from 0, as in the chapter's text and its printed frames (calc's ``cycle``);
     # the step slider above them counts from 1.
@@ -213,7 +267,7 @@ def _online(params, step, W):
     body.append(f'<line x1="{num(x0)}" y1="{num(ym)}" x2="{num(x0 + plot_w)}" y2="{num(ym)}" class="wg-ridge"/>')
     body.append(text(x0 - 4, ym + 4, "m", "wg-small wg-strong", "end"))
     body.append(text(x0, 16, "x_j (bars); dashed: running maximum m", "wg-small wg-muted"))
-    H = top + ph + 22
+    H = top + ph + 22                        # = ONLINE_HEIGHT
     line1 = (f"Block {step} of {len(steps)}, x[{s.start}:{s.stop}]: block max {fmt.num(s.block_max, 4)}; "
              f"m {'−∞' if prev_m == -math.inf else fmt.num(prev_m, 4)} → {fmt.num(s.m, 4)}; "
              f"ℓ = {fmt.num(prev_l, 4)}·{fmt.num(s.rescale, 4)} + Σ exp(x − m) = {fmt.num(s.l, 4)}")
@@ -231,6 +285,7 @@ def _online(params, step, W):
     return body, H, line1, readouts, legend
 
 
+ONLINE_HEIGHT = 30 + 170 + 22
 DRAW = {"tiled-matmul": _tiled, "systolic": _systolic, "online-softmax": _online}
 
 
@@ -239,11 +294,13 @@ def render(params: dict) -> dict:
     params["step"] = step = min(params["step"], total)
     W = params.get("_width", 640)
     body, H, line1, readouts, legend = DRAW[params["animation"]](params, step, W)
-    # Caption lines under the figure (they also label each frame in print), then a legend.
-    y = H + 8
+    # Caption lines under the room kept for the drawing (they also label each frame in print),
+    # then a legend: both where the largest sizes put them.
+    room, lines = _room(params["animation"], W)
+    y = max(H, room) + 8
     caption = wrap_px(f"Step {step} of {total}. {line1}", W - 20)
     body += text_lines(10, y + 8, caption, "wg-small", 15)
-    y += 15 * len(caption)
+    y += 15 * max(len(caption), lines)
     x = 10
     for cls, label in legend:
         if x + 18 + len(label) * 6.6 > W:

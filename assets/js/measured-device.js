@@ -1,5 +1,6 @@
 // The reader's measured device: what the device probe (device-probe.js, in the roofline chapter)
-// stored in this browser, as devices of the book. Loaded on every page (_includes/head.html).
+// stored in this browser, as devices of the book. Loaded by the probe's section, and by the loader in
+// _includes/head.html on a page that shows a measured device when one is stored.
 //
 // API, for the widgets host, the hardware appendix and the exercises:
 //   BookDevice.KEY              the localStorage key ("bytes-not-flops/measured-device/v1")

@@ -300,7 +300,7 @@
   // again as the page scrolls under the pinned drawing.
   function measureRoom(w, control) {
     if (layoutWidth(w) !== NARROW || !control) return;
-    const top = parseFloat(getComputedStyle(w.svgBox).top) || 0;
+    const top = parseFloat(getComputedStyle(w.svgBox).scrollMarginTop) || 0;   // the pinned place (widgets.css)
     w.room = control.getBoundingClientRect().top - top - GAP;
   }
   function controlOf(w, target) {
@@ -485,7 +485,18 @@
   // Thousands separators by hand: the first toLocaleString call loads ICU's number formats,
   // 10-20 ms on a reader's first slider move.
   const grouped = (v) => String(Math.round(Number(v))).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-  const fmt = (p, v) => (p.type === "int" ? grouped(v) : String(v)) +
+  // A byte count is shown in the largest binary unit it fills (65,536 KiB: "64 MiB"), as
+  // widgets/__init__.py's _format_value writes the static control.
+  const IEC = ["B", "KiB", "MiB", "GiB", "TiB"];
+  function bytesText(v, unit) {
+    let i = IEC.indexOf(unit);
+    while (v >= 1024 && i < IEC.length - 1) { v /= 1024; i += 1; }
+    if (Number.isInteger(v)) return `${grouped(v)} ${IEC[i]}`;
+    const r = Number(v.toPrecision(3));
+    return `${r >= 100 ? grouped(r) : r.toFixed(2 - Math.floor(Math.log10(r)))} ${IEC[i]}`;
+  }
+  const fmt = (p, v) => (IEC.includes(p.unit) && p.type !== "choice" && v > 0) ? bytesText(Number(v), p.unit) :
+    (p.type === "int" ? grouped(v) : String(v)) +
     (!p.unit ? "" : p.unit === "°" || p.unit === "%" ? p.unit : ` ${p.unit}`);
 
   function readControl(p, el) {

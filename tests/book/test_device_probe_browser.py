@@ -111,6 +111,7 @@ def test_probe_on_swiftshader_measures_persists_and_becomes_your_device(chromium
     # The hardware appendix: a row labelled as measured, not as a specification.
     page.goto(book + APPENDIX)
     row = page.locator("#tbl-hardware-summary tr.measured-row")
+    row.first.wait_for()                     # measured-device.js comes after the page's parse
     assert row.count() == 1
     assert "measured in this browser" in row.inner_text() and "not a specification" in row.inner_text()
 
@@ -121,9 +122,9 @@ def test_probe_on_swiftshader_measures_persists_and_becomes_your_device(chromium
     assert page.evaluate(STORED) is None
     assert page.evaluate(DEVICE_OPTIONS) == []
     assert "deleted" in probe.locator(".device-probe-status").inner_text()
-    page.goto(book + APPENDIX)
-    page.wait_for_function("window.BookDevice")
-    assert page.locator("tr.measured-row").count() == 0
+    page.goto(book + APPENDIX)                 # nothing stored: measured-device.js is not even fetched
+    page.wait_for_function("document.readyState === 'complete'")
+    assert page.locator("tr.measured-row").count() == 0 and page.evaluate("!window.BookDevice")
     assert w.errors == [] and w.outside == []
     w.context.close()
 

@@ -198,8 +198,12 @@ def test_the_data_movement_chapter_invites_the_measurement_and_shows_the_readers
         assert box.count() == 1 and "can measure it in this browser" in box.inner_text()
         assert box.locator("a").get_attribute("href").endswith("#sec-roofline-yours")
         assert page.locator(".measured-ridge-yours").count() == 0
-        page.evaluate(f"window.BookDevice.save({json.dumps(RESULT)})")
+        # the reader measures in another tab (the roofline chapter's probe stores the result)
+        other = context.new_page()
+        other.goto(book + "index.html", wait_until="load")
+        other.evaluate(STORE)
         page.wait_for_function("document.querySelector('.measured-ridge-yours')")
+        other.close()
         assert page.locator(".measured-ridge-yours").inner_text().strip() == (
             "Measured in this browser on 2026-11-26 (FP32, not a specification): Your GPU: Test Adapter 9000, "
             "25.0 FLOP per byte; Your CPU, one core, 2.50 FLOP per byte.")
@@ -210,6 +214,30 @@ def test_the_data_movement_chapter_invites_the_measurement_and_shows_the_readers
     finally:
         context.close()
     assert not errors, errors
+
+
+def test_the_measured_device_script_is_fetched_only_where_a_page_shows_a_stored_measurement(chromium, book):
+    """measured-device.js was on every page (_includes/head.html). Now the first page and a page
+    whose parts could show a device (the hardware appendix's table) never fetch it with nothing
+    stored; with a measurement stored the first page still does not, and the appendix fetches it
+    and shows the measured rows."""
+    def visit(path, stored):
+        context, page, errors = open_page(chromium, book + path, "desktop-light", stored)
+        try:
+            page.wait_for_function("document.readyState === 'complete'")
+            fetched = page.evaluate("performance.getEntriesByType('resource').some((e) => e.name.endsWith('/measured-device.js'))")
+            rows = page.locator("#tbl-hardware-summary tr.measured-row")
+            if fetched and page.locator("#tbl-hardware-summary").count():
+                rows.first.wait_for()
+            return fetched, rows.count(), page.evaluate("!!window.BookDevice")
+        finally:
+            context.close()
+            assert not errors, errors
+
+    assert visit("index.html", stored=False) == (False, 0, False)
+    assert visit("appendices/hardware.html", stored=False) == (False, 0, False)
+    assert visit("index.html", stored=True) == (False, 0, False)
+    assert visit("appendices/hardware.html", stored=True) == (True, 2, True)      # Your GPU, Your CPU
 
 
 def test_a_kernel_without_arithmetic_gets_its_time_bound_on_the_readers_device(chromium, book):

@@ -1,5 +1,6 @@
 """The widgets on the real book's pages in Chromium: the box a figure takes before it goes live is
-the box it takes live (no layout shift), at a desktop's width and a phone's; the 3D view takes a
+the box it takes live (no layout shift), and the drawing covers none of the widget's other parts,
+at a desktop's width and a phone's; the 3D view takes a
 finger's drag and nothing else does; a reader who saves data downloads nothing until a widget is
 near."""
 import re
@@ -29,7 +30,13 @@ BOXES = """() => [...document.querySelectorAll('.widget[data-widget]')].map(w =>
   return {name: w.dataset.widget, widget: w.getBoundingClientRect().height,
           figure: w.querySelector('.widget-svg').getBoundingClientRect().height,
           shown: svg.map(s => s.dataset.layout || 'live'),
-          parts: [...w.children].map(c => `${c.className} ${Math.round(c.getBoundingClientRect().height)}`).join(', ')};
+          parts: [...w.children].map(c => `${c.className} ${Math.round(c.getBoundingClientRect().height)}`).join(', '),
+          // what the drawing is drawn over: nothing (a phone's drawing once sat 3.2rem below its box)
+          under: (() => { const d = w.querySelector('.widget-svg').getBoundingClientRect();
+            return [...w.querySelectorAll('figcaption, .widget-controls, .widget-message, .widget-readouts, .widget-status')]
+              .filter(e => { const r = e.getBoundingClientRect(); return r.height > 0
+                && Math.min(r.bottom, d.bottom) - Math.max(r.top, d.top) > 0.5 && Math.min(r.right, d.right) - Math.max(r.left, d.left) > 0.5; })
+              .map(e => e.className || e.tagName); })()};
 })"""
 
 
@@ -76,6 +83,7 @@ def test_the_static_figure_takes_the_live_widgets_box(chromium, book, viewport):
         assert [b["shown"] for b in before] == [[layout]] * len(before), page    # one drawing, this width's
         assert [b["shown"] for b in after] == [["live"]] * len(after), page       # the build's others gone
         for b, a in zip(before, after):
+            assert b["under"] == [] and a["under"] == [], (page, b, a)
             assert abs(b["figure"] - a["figure"]) < 0.5, (page, b, a)
             assert abs(b["widget"] - a["widget"]) < 0.5, (page, b, a)
 

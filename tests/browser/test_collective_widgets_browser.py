@@ -25,6 +25,14 @@ def test_the_stepper_steps_by_keyboard_with_calcs_numbers_and_says_each_step(web
     root.locator(".widget-svg").focus()
     after_render(page, root, lambda: page.keyboard.press("End"))
     assert readouts(root.locator(".widget-readouts"))["Step"] == "2 of 2 (multicast)"
+    # the buffer slider, moved, says its size as Python's static control does ("64 MiB", not
+    # "65,536 KiB"): widgets-host.js's value format is widgets._format_value's
+    size, spec = root.locator('input[name="size"]'), next(p for p in widgets.get("collective-stepper").PARAMS if p.name == "size")
+    size.focus()
+    for key, kib in (("ArrowRight", 131072), ("ArrowRight", 262144), ("Home", 1), ("End", 4194304)):
+        after_render(page, root, lambda: page.keyboard.press(key))
+        shown = widgets._format_value(spec, kib)
+        assert root.locator('label:has(input[name="size"]) output').text_content() == shown == size.get_attribute("aria-valuetext")
     assert web.errors == []
 
 

@@ -124,3 +124,43 @@ def test_the_figure_is_as_tall_in_every_state(width):
         for c in ("all-to-all", "all-reduce", "broadcast") for a in ("ring", "switch")]
     heights = {ET.fromstring(render(**case, _width=width)["svg"]).get("height") for case in cases}
     assert len(heights) == 1, heights
+
+
+def test_the_buffer_slider_speaks_the_readouts_units():
+    """The slider said "65,536 KiB" beside a chunk of "16.0 MiB": a byte count is shown in the
+    largest binary unit it fills, in the static control and its aria-valuetext alike."""
+    html = widgets.static_html("collective-stepper", {"size": 65536})
+    slider = re.search(r'<input type="range" name="size"[^>]*>\s*<output>([^<]*)</output>', html)
+    assert slider and slider[1] == "64 MiB"
+    assert 'aria-valuetext="64 MiB"' in slider[0]
+    assert "KiB" not in slider[0]
+    r = dict(render(size=65536, p=4)["readouts"])
+    assert "the buffer of 64.0 MiB" in r["Chunk"]                       # the readout's unit is the slider's
+    size = next(p for p in cs.PARAMS if p.name == "size")
+    shown = {v: widgets._format_value(size, v) for v in (1, 1023, 1024, 1536, 4194304)}
+    assert shown == {1: "1 KiB", 1023: "1,023 KiB", 1024: "1 MiB", 1536: "1.50 MiB", 4194304: "4 GiB"}
+
+
+@pytest.mark.parametrize("p", [2, 4, 16])
+def test_on_a_phone_the_grid_fills_its_box_at_any_p(p):
+    """The grid's box is p = 16's (so that the controls never move); with cells capped at 34 px,
+    p = 4 left 162 px of it blank under the grid."""
+    svg = ET.fromstring(render(p=p, step=1, _width=340)["svg"])
+    bottoms = [float(e.get("y")) + float(e.get("height")) for e in svg.iter(SVG + "rect")
+               if re.fullmatch(r"GPU \d+, chunk \d+: .*", e.findtext(SVG + "title") or "")]
+    blank = float(svg.get("height")) - max(bottoms)
+    assert blank <= 12, f"{blank:.0f} px blank under the grid at p = {p}"
+
+
+@pytest.mark.parametrize("link", [l.name for l in specs.links()])
+def test_the_links_latency_reads_as_the_whole_collectives_does(link):
+    """The link readout said "0.600 µs" where the whole collective's said "600 ns latency", and a link
+    without a published latency was "6 steps × 0 s latency". Latencies are round figures: two digits."""
+    r = dict(render(link=link, step=10**6)["readouts"])
+    lat = specs.link(link).latency_us
+    if lat is None:
+        assert r["Link"].endswith("latency not published") and "latency not published, taken as 0" in r["Whole collective"]
+        assert "0 s" not in r["Whole collective"]
+    else:
+        shown = fmt.si(lat * 1e-6, "s", sig=2)
+        assert r["Link"].endswith(f", {shown} latency") and f"× {shown} latency" in r["Whole collective"], r

@@ -1,4 +1,6 @@
 """The memory-budget widget: its numbers are calc.llm's, and the failure state is drawn."""
+import pytest
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -39,7 +41,9 @@ def test_seventy_b_in_bf16_draws_the_failure_state():
     assert [e for e in svg.iter(SVG + "rect") if "wg-blocks" in (e.get("class") or "")]   # the overflow
     assert "Does not fit" in "".join(svg.itertext())
     assert "weights alone do not fit" in r["message"]
-    assert "Over by" in _readouts(r) and "Step time lower bound" not in _readouts(r)
+    assert "Over by" in _readouts(r) and _readouts(r)["Step time lower bound"] == "— (does not fit)"
+    # the same rows as a budget that fits: the readouts keep their height as a slider crosses the limit
+    assert len(r["readouts"]) == len(widgets.render("memory-budget", {})["readouts"])
     # the step's point is drawn hollow: it cannot run
     assert all("wg-ghost" in c.get("class") for c in svg.iter(SVG + "circle"))
 
@@ -110,3 +114,13 @@ def test_one_kv_head_is_singular():
 def test_out_of_memory_and_too_long_a_context_are_both_said():
     r = widgets.render("memory-budget", {"context": 131072, "batch": 64})
     assert "Out of memory" in r["message"] and "8,192-token context" in r["message"]
+
+
+@pytest.mark.parametrize("width", widgets.LAYOUTS)
+def test_the_ridge_label_carries_its_unit(width):
+    """It said "ridge 295" where the roofline widget says "ridge 295 FLOP/B" (at the two widths the
+    page draws; narrower, the bare number is kept where the unit finds no room)."""
+    for state in widgets.states("memory-budget"):
+        svg = widgets.render("memory-budget", {**state, "_width": width})["svg"]
+        labels = re.findall(r">(ridge [^<]*)<", svg)
+        assert labels and all(l.endswith(" FLOP/B") for l in labels), (state, labels)

@@ -49,7 +49,11 @@ def test_a_configuration_that_cannot_run_is_drawn_and_explained(params, says):
     r = widgets.render("parallel-planner", params)
     assert r["message"].startswith("This configuration cannot run") and says in r["message"]
     assert says in "".join(ET.fromstring(r["svg"]).itertext()).replace("\n", "") or says[:20] in r["svg"]
-    assert list(dict(r["readouts"])) == ["Configuration"] and says in r["summary"]
+    assert r["readouts"][0][0] == "Configuration" and says in r["summary"]
+    # the rows of a plan that runs, empty: the readouts keep their height, the page below stays put
+    runs = widgets.render("parallel-planner", {})["readouts"]
+    assert [k for k, _ in r["readouts"][1:]] == [k for k, _ in runs[1:]]
+    assert {v for _, v in r["readouts"][1:]} == {"—"}
 
 
 def test_overlap_hides_the_gradient_transfer():
