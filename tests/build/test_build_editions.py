@@ -126,3 +126,28 @@ def test_cite_box_licence_and_link_preview(book):
     assert (out / "chapters" / meta["og:image"]).resolve().exists()
     icons = [link["href"] for link in html.select("link[rel~=icon]")]
     assert icons and all((out / "chapters" / href).resolve().exists() for href in icons)
+
+
+def test_epub_pages_fit_a_phone_reader(book, chromium, tmp_path):
+    """At a phone's width (390 px) no chapter of the EPUB is wider than the screen: a reader turns
+    pages and cannot scroll the book sideways. The fixture's five-column table and its one-line
+    saxpy kernel are wider than that; the table scrolls inside its own box, the code wraps."""
+    _root, _out, report = book
+    with zipfile.ZipFile(report.epub) as z:
+        z.extractall(tmp_path)
+    chapters = [p for p in sorted(tmp_path.rglob("*.xhtml")) if p.name.startswith("ch")]
+    assert chapters
+    page = chromium.new_page(viewport={"width": 390, "height": 844})
+    try:
+        seen = set()
+        for xhtml in chapters:
+            page.goto(xhtml.as_uri())
+            seen |= set(page.evaluate("() => [...document.querySelectorAll('table, pre')].map(e => e.tagName.toLowerCase())"))
+            width = page.evaluate("() => document.documentElement.scrollWidth")
+            assert width <= 390, f"{xhtml.name} is {width} px wide at a 390 px screen"
+            code = page.evaluate("""() => [...document.querySelectorAll('pre > code.sourceCode')]
+                .map(c => c.scrollWidth <= c.parentElement.clientWidth)""")
+            assert all(code), f"{xhtml.name}: a code line runs past its block"
+        assert seen == {"table", "pre"}, "the fixture's chapters hold a table and a code block"
+    finally:
+        page.close()
