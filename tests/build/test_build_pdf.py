@@ -95,3 +95,28 @@ def test_table_captions_sit_above_their_tables(pdf):
     caption = next(i for i, words in enumerate(lines) if words[:2] == ["Table", "1.1:"])
     header = next(i for i, words in enumerate(lines) if words == ["a", "b"])
     assert caption < header
+
+
+def test_a_short_table_never_splits_and_a_long_one_does(built_fixture, tmp_path):
+    """The book's own typst rules, under tables as pandoc writes them (a captioned figure around a
+    figure of kind table), pushed down the page a little more each time: a three-row table moves to
+    the next page whole (it once left its caption, header and a row on one page and the rest
+    overleaf), and a sixty-row table still runs on over two pages rather than leave one blank."""
+    import typst
+    preamble = (built_fixture[0] / ".bookcache" / "typst" / "book.typ").read_text().split("// Title page")[0]
+    table = ("#let tbl(n) = block(block[#set figure.caption(position: top)\n"
+             "#figure([#figure(align(center)[#table(columns: (50%, 50%), table.header([Head], [Value]),"
+             " table.hline(), ..range(n).map(i => ([row #i], [#i])).flatten())], kind: table)],"
+             " caption: [Table: #n rows])])\n")
+    gaps = range(560, 700, 12)
+    body = "".join(f"#v({gap}pt)\nBefore.\n#tbl(3)\n#pagebreak()\n" for gap in gaps) + "#tbl(60)\n"
+    (tmp_path / "t.typ").write_text(preamble + table + body, encoding="utf-8")
+    typst.compile(str(tmp_path / "t.typ"), output=str(tmp_path / "t.pdf"))
+    pages = subprocess.run(["pdftotext", "-layout", str(tmp_path / "t.pdf"), "-"], capture_output=True,
+                           text=True, check=True).stdout.split("\f")
+    short = [(p.count("row "), "Table: 3 rows" in p) for p in pages if "Table: 3 rows" in p or "row 0 " in p
+             and "Table: 60" not in p]
+    assert len([s for s in short if s[1]]) == len(gaps)
+    assert all(s == (3, True) for s in short), f"a three-row table split: (rows, caption) per page {short}"
+    long = [p.count("row ") for p in pages if p.count("row ") and "Table: 3 rows" not in p]
+    assert len(long) >= 2 and sum(long) == 60, f"the sixty-row table should run over pages: {long}"
