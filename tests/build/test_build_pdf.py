@@ -120,3 +120,27 @@ def test_a_short_table_never_splits_and_a_long_one_does(built_fixture, tmp_path)
     assert all(s == (3, True) for s in short), f"a three-row table split: (rows, caption) per page {short}"
     long = [p.count("row ") for p in pages if p.count("row ") and "Table: 3 rows" not in p]
     assert len(long) >= 2 and sum(long) == 60, f"the sixty-row table should run over pages: {long}"
+
+
+def test_a_section_heading_keeps_a_few_lines_below_it(built_fixture, tmp_path):
+    """A heading, a one-line lead-in ("Its reference kernel:") and a long paragraph, pushed down the
+    page a little more each time: the heading never ends a page with only the lead-in under it (typst
+    keeps a heading with the next block only; the Solutions appendix's D.4 once ended page 181 so)."""
+    import typst
+    preamble = (built_fixture[0] / ".bookcache" / "typst" / "book.typ").read_text().split("// Title page")[0]
+    gaps = range(560, 700, 8)
+    body = "".join(f"#v({gap}pt)\n== Heading {k}\nIts reference kernel:\n\n#lorem(150)\n#pagebreak()\n"
+                   for k, gap in enumerate(gaps))
+    (tmp_path / "h.typ").write_text(preamble + body, encoding="utf-8")
+    typst.compile(str(tmp_path / "h.typ"), output=str(tmp_path / "h.pdf"))
+    pages = subprocess.run(["pdftotext", "-layout", str(tmp_path / "h.pdf"), "-"], capture_output=True,
+                           text=True, check=True).stdout.split("\f")
+    below = {}
+    for page in pages:
+        lines = [line.strip() for line in page.splitlines() if line.strip()]
+        for i, line in enumerate(lines):
+            if re.fullmatch(r"Heading \d+", line):
+                # the lines under the heading on its page, less the page number
+                below[line] = len([x for x in lines[i + 1:] if not x.isdigit()])
+    assert len(below) == len(gaps)
+    assert all(n >= 3 for n in below.values()), f"lines under each heading on its page: {below}"
