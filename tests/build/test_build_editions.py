@@ -151,3 +151,25 @@ def test_epub_pages_fit_a_phone_reader(book, chromium, tmp_path):
         assert seen == {"table", "pre"}, "the fixture's chapters hold a table and a code block"
     finally:
         page.close()
+
+
+def test_epub_key_frames_take_the_whole_width_on_a_phone(chromium, tmp_path):
+    """widget.lua prints an animation's key frames two to a row (an inline width of 48%); with the
+    EPUB's stylesheet a phone (390 px) shows each one across the column, a tablet two to a row."""
+    from bookbuild.epub.book import STYLE
+    svg = "data:image/svg+xml," + "%3Csvg xmlns='http://www.w3.org/2000/svg' width='300' height='200'/%3E"
+    (tmp_path / "page.xhtml").write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<html xmlns="http://www.w3.org/1999/xhtml"><head>'
+        f'<link rel="stylesheet" type="text/css" href="{STYLE.as_uri()}"/></head><body>'
+        f'<figure class="widget-static"><img src="{svg}" style="width:48.0%" alt="Step 1"/>'
+        f'<img src="{svg}" style="width:48.0%" alt="Step 2"/></figure></body></html>', encoding="utf-8")
+    page = chromium.new_page()
+    try:
+        for width, share in ((390, 1.0), (800, 0.48)):
+            page.set_viewport_size({"width": width, "height": 800})
+            page.goto((tmp_path / "page.xhtml").as_uri())
+            shares = page.evaluate("""() => [...document.querySelectorAll('img')].map(i =>
+                i.getBoundingClientRect().width / i.parentElement.clientWidth)""")
+            assert all(abs(s - share) < 0.02 for s in shares), (width, shares)
+    finally:
+        page.close()
