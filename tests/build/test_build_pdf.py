@@ -144,3 +144,42 @@ def test_a_section_heading_keeps_a_few_lines_below_it(built_fixture, tmp_path):
                 below[line] = len([x for x in lines[i + 1:] if not x.isdigit()])
     assert len(below) == len(gaps)
     assert all(n >= 3 for n in below.values()), f"lines under each heading on its page: {below}"
+
+
+def test_a_callout_title_never_ends_a_page(built_fixture, tmp_path):
+    """A callout (the book's own, from book.typ) pushed down the page a little more each time: its
+    title is never the last line of a page with the body overleaf (it was, for eight callouts of
+    the book: "Takeaway" at the foot of page 11, "Solution" of page 39, …)."""
+    import typst
+    preamble = (built_fixture[0] / ".bookcache" / "typst" / "book.typ").read_text().split("// Title page")[0]
+    gaps = range(600, 700, 6)
+    body = "".join(f'#v({gap}pt)\nBefore.\n#callout(kind: "tip", title: [Takeaway {k}])[#lorem(60)]\n#pagebreak()\n'
+                   for k, gap in enumerate(gaps))
+    (tmp_path / "c.typ").write_text(preamble + body, encoding="utf-8")
+    typst.compile(str(tmp_path / "c.typ"), output=str(tmp_path / "c.pdf"))
+    pages = subprocess.run(["pdftotext", "-layout", str(tmp_path / "c.pdf"), "-"], capture_output=True,
+                           text=True, check=True).stdout.split("\f")
+    below = {}
+    for page in pages:
+        lines = [line.strip() for line in page.splitlines() if line.strip() and not line.strip().isdigit()]
+        for i, line in enumerate(lines):
+            if re.fullmatch(r"Takeaway \d+", line):
+                below[line] = len(lines) - i - 1
+    assert len(below) == len(gaps)
+    assert all(n >= 1 for n in below.values()), f"lines under each callout title on its page: {below}"
+
+
+def test_a_cell_without_output_leaves_no_empty_block(built_fixture):
+    """A code cell whose code is hidden and which prints nothing is an empty div; in typst that was
+    an empty #block[], laid out as a paragraph's gap of blank space (116 in the book)."""
+    typ = (built_fixture[0] / ".bookcache" / "typst" / "book.typ").read_text()
+    assert not re.search(r"#block\[\s*\]", typ), "an empty block in the PDF's typst source"
+
+
+def test_a_bold_title_paragraph_stays_with_what_follows(built_fixture):
+    """A paragraph of bold text alone is a run-in title (a printed tab's, an exercise's): in typst it
+    is a sticky block, kept on the page of the block after it, as a heading is (the hardware
+    appendix's tab titles ended pages 168-173 with their table overleaf)."""
+    typ = (built_fixture[0] / ".bookcache" / "typst" / "book.typ").read_text()
+    assert "#block(sticky: true)[#strong[Pseudocode]]" in typ, "the fixture's printed tab title"
+    assert not re.search(r"(?m)^#strong\[[^\]]*\]\n\n", typ), "a bold title left as a plain paragraph"
