@@ -183,3 +183,27 @@ def test_a_bold_title_paragraph_stays_with_what_follows(built_fixture):
     typ = (built_fixture[0] / ".bookcache" / "typst" / "book.typ").read_text()
     assert "#block(sticky: true)[#strong[Pseudocode]]" in typ, "the fixture's printed tab title"
     assert not re.search(r"(?m)^#strong\[[^\]]*\]\n\n", typ), "a bold title left as a plain paragraph"
+
+
+def test_a_glossary_entry_is_never_split(built_fixture, tmp_path):
+    """A glossary entry (a term list of one item, in its own block) pushed down the page a little
+    more each time: its term never ends a page with the definition overleaf (the book's
+    "output-stationary" did, on page 159)."""
+    import typst
+    preamble = (built_fixture[0] / ".bookcache" / "typst" / "book.typ").read_text().split("// Title page")[0]
+    gaps = range(600, 700, 8)
+    body = "".join(f"#v({gap}pt)\nBefore.\n#block[\n/ term{k}: #block[\n#lorem(40)\n]\n]\n#pagebreak()\n"
+                   for k, gap in enumerate(gaps))
+    (tmp_path / "g.typ").write_text(preamble + body, encoding="utf-8")
+    typst.compile(str(tmp_path / "g.typ"), output=str(tmp_path / "g.pdf"))
+    pages = subprocess.run(["pdftotext", "-layout", str(tmp_path / "g.pdf"), "-"], capture_output=True,
+                           text=True, check=True).stdout.split("\f")
+    below = {}
+    for page in pages:
+        lines = [line.strip() for line in page.splitlines() if line.strip() and not line.strip().isdigit()]
+        for i, line in enumerate(lines):
+            found = re.match(r"(term\d+)\b", line)
+            if found:
+                below[found.group(1)] = len(lines) - i - 1 + (len(line.split()) > 1)
+    assert len(below) == len(gaps)
+    assert all(n >= 1 for n in below.values()), f"definition lines with each term on its page: {below}"
