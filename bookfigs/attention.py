@@ -49,7 +49,7 @@ def traffic(N: int, d: int, dtype: str, tile: int, sram_bytes: float, block_rows
     left.set_xlabel(f"HBM traffic at N = {fmt.num(N)}, d = {d} (MB)")
     left.grid(axis="y", visible=False)
     for y, v in zip(ys, vs):
-        left.text(v.cost.bytes_ / 1e6 * 1.15, y, fmt.num(v.cost.bytes_ / 1e6), va="center", fontsize=7.5)
+        left.text(v.cost.bytes_ / 1e6 * 1.15, y, fmt.num(v.cost.bytes_ / 1e6), va="center", fontsize=8)
     left.set_xlim(min(v.cost.bytes_ for v in vs) / 1e6 / 2, max(v.cost.bytes_ for v in vs) / 1e6 * 8)
 
     for i, v in enumerate(vs):

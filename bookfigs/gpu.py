@@ -40,14 +40,14 @@ def occupancy_curves(cc: str, block_sizes: list[int], regs: list[int],
     a.set_title(f"Registers (cc {cc}, no shared memory)", fontsize=9)
     a.set_xlim(regs[0], regs[-1])
     a.set_ylim(0, 1.05)
-    a.legend(frameon=False, fontsize=7.5, loc="upper right")
+    a.legend(frameon=False, fontsize=8, loc="upper right")
     for c, colour, ls in zip(smem_cc, ("C0", "C3"), ("-", "--")):
         b.step(smem_kib, [occupancy_or_zero(c, smem_threads, smem_regs, k * 1024) for k in smem_kib],
                where="post", color=colour, ls=ls, lw=1.3, label=f"cc {c}")
     b.set_xlabel("Shared memory per block (KiB)")
     b.set_title(f"Shared memory ({smem_threads} threads, {smem_regs} regs)", fontsize=9)
     b.set_xlim(smem_kib[0], smem_kib[-1])
-    b.legend(frameon=False, fontsize=7.5, loc="upper right")
+    b.legend(frameon=False, fontsize=8, loc="upper right")
     fig.tight_layout()
     return fig
 
@@ -55,7 +55,7 @@ def occupancy_curves(cc: str, block_sizes: list[int], regs: list[int],
 def coalescing_patterns(patterns: list[tuple[str, int, int, int]], span_bytes: int):
     """One row per (label, stride in elements, element bytes, base byte address): each lane's
     element as a dot, the 32-byte sectors it touches shaded, 128-byte lines outlined."""
-    fig, ax = plt.subplots(figsize=(7.2, 0.55 * len(patterns) + 0.9))
+    fig, ax = plt.subplots(figsize=(6.6, 0.55 * len(patterns) + 0.9))
     for row, (label, stride, elem, base) in enumerate(patterns):
         y = len(patterns) - 1 - row
         if base % elem:
@@ -74,7 +74,7 @@ def coalescing_patterns(patterns: list[tuple[str, int, int, int]], span_bytes: i
         c = counts_of(load)
         more = "" if len(shown) == len(addrs) else f"; {fmt.count(len(addrs) - len(shown), 'lane')} off the right"
         ax.text(span_bytes + 8, y, f"{fmt.count(c.sectors, 'sector')}, {fmt.count(c.lines, 'line')}\n"
-                f"{fmt.num(c.bytes_moved)} B moved for {fmt.num(c.bytes_requested)} B{more}", va="center", fontsize=7)
+                f"{fmt.num(c.bytes_moved)} B moved for {fmt.num(c.bytes_requested)} B{more}", va="center", fontsize=7.5)
     for x in range(0, span_bytes + 1, cuda.LINE_BYTES):
         ax.axvline(x, color="0.3", lw=0.8)
     ax.set_yticks(range(len(patterns)), [p[0] for p in reversed(patterns)], fontsize=8)
@@ -111,7 +111,7 @@ def ownership(run, buffer: str, rows: int, cols: int, grid, block):
     for (r, c), (b, _t) in writers.items():
         k = cuda.linear_block(b, grid)
         ax.add_patch(Rectangle((c, r), 1, 1, color=COLOURS[k % len(COLOURS)], alpha=0.45, lw=0))
-        ax.text(c + 0.5, r + 0.5, str(ids[(r, c)]), ha="center", va="center", fontsize=6.5)
+        ax.text(c + 0.5, r + 0.5, str(ids[(r, c)]), ha="center", va="center", fontsize=7)
     for c in range(0, cols + 1, block.x):
         ax.axvline(c, color="0.2", lw=1.2)
     for r in range(0, rows + 1, block.y):

@@ -44,7 +44,7 @@ def hierarchy_bars(levels):
         for y, lv in zip(ys, levels):
             spec = getattr(lv, field)
             if spec is None:
-                ax.text(0.02, y, "no figure", va="center", fontsize=7, color="0.45",
+                ax.text(0.02, y, "no figure", va="center", fontsize=7.5, color="0.45",
                         transform=ax.get_yaxis_transform())  # x in axes units, y in data units
                 continue
             v = float(spec.value) * scale
@@ -53,7 +53,7 @@ def hierarchy_bars(levels):
                 label = fmt.bytes_iec(v)
             else:
                 label = fmt.si(v, "B/s")
-            ax.text(v * 1.3, y, label, va="center", fontsize=7)
+            ax.text(v * 1.3, y, label, va="center", fontsize=7.5)
         ax.set_xscale("log")
         ax.set_xlabel(xlabel)
         ax.grid(axis="y", visible=False)

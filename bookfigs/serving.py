@@ -25,15 +25,15 @@ def memory_bars(rows, capacity_bytes: float, capacity_label: str):
                     label=name if y == ys[0] else None)
             left += value / GIB
         verdict = "fits" if budget.fits else "does not fit"
-        ax.text(left + 2, y, f"{fmt.bytes_iec(budget.total_bytes)}: {verdict}", va="center", fontsize=7)
+        ax.text(left + 2, y, f"{fmt.bytes_iec(budget.total_bytes)}: {verdict}", va="center", fontsize=7.5)
     ax.axvline(capacity_bytes / GIB, color="k", ls="--", lw=1)
-    ax.text(capacity_bytes / GIB, len(rows) - 0.45, f" {capacity_label}", fontsize=7, va="bottom")
-    ax.set_yticks(ys, [r[0] for r in rows], fontsize=7)
+    ax.text(capacity_bytes / GIB, len(rows) - 0.45, f" {capacity_label}", fontsize=7.5, va="bottom")
+    ax.set_yticks(ys, [r[0] for r in rows], fontsize=7.5)
     ax.set_xlabel("Memory (GiB)")
     ax.set_xlim(0, max(max(b.total_bytes for _, b in rows), capacity_bytes) / GIB * 1.3)
     ax.set_ylim(-0.6, len(rows) - 0.1)
     ax.grid(axis="y", visible=False)
-    ax.legend(frameon=False, fontsize=7, loc="lower right")
+    ax.legend(frameon=False, fontsize=7.5, loc="lower right")
     return fig
 
 
@@ -53,7 +53,7 @@ def decode_roofline(peak: float, bw: float, label: str, series, i_range=(0.1, 1e
                             ha="left" if k == 0 else "right", color=f"C{k + 1}")
     ax.set_xlabel("Arithmetic intensity (FLOP per byte of HBM traffic, log)")
     ax.set_ylabel("Attainable throughput (FLOP/s, log)")
-    ax.legend(frameon=False, loc="lower right", fontsize=7)
+    ax.legend(frameon=False, loc="lower right", fontsize=7.5)
     return fig
 
 
@@ -68,10 +68,10 @@ def bytes_per_step(batches, weight_bytes: float, kv_bytes, intensities, ridge: f
     a1.set_xscale("log", base=2)
     a1.set_xlabel("Batch (sequences)")
     a1.set_ylabel("Bytes read per step (GiB)")
-    a1.legend(frameon=False, fontsize=7, loc="upper left")
+    a1.legend(frameon=False, fontsize=7.5, loc="upper left")
     a2.plot(batches, intensities, "o-", color="k", ms=3)
     a2.axhline(ridge, color="C0", ls="--", lw=1)
-    a2.text(batches[0], ridge * 0.8, ridge_label, color="C0", fontsize=7, va="top")
+    a2.text(batches[0], ridge * 0.8, ridge_label, color="C0", fontsize=7.5, va="top")
     a2.set_xscale("log", base=2)
     a2.set_yscale("log")
     a2.set_xlabel("Batch (sequences)")

@@ -40,7 +40,10 @@ def main(argv=None) -> int:
             steps = module.key_frames(result["params"])
             result["frames"] = [standalone_svg(args.name, {**params, "step": s, "_width": 300}) for s in steps]
             result["frame_steps"] = steps
-            result["readouts"] = render(args.name, {**params, "step": steps[-1]})["readouts"]
+            states = [render(args.name, {**params, "step": s}) for s in steps]
+            result["readouts"] = states[-1]["readouts"]
+            # alt text: what each frame shows, in words (the step number alone said "Step 4")
+            result["frame_alts"] = [summary(module, r["params"], r) for r in states]
         elif hasattr(module, "print_frames"):  # a few telling states side by side, each one's readouts
             frames = module.print_frames(result["params"])
             result["frames"] = [standalone_svg(args.name, {**params, **over, "_width": 300}) for _, over in frames]

@@ -126,3 +126,50 @@ def test_cite_box_licence_and_link_preview(book):
     assert (out / "chapters" / meta["og:image"]).resolve().exists()
     icons = [link["href"] for link in html.select("link[rel~=icon]")]
     assert icons and all((out / "chapters" / href).resolve().exists() for href in icons)
+
+
+def test_epub_pages_fit_a_phone_reader(book, chromium, tmp_path):
+    """At a phone's width (390 px) no chapter of the EPUB is wider than the screen: a reader turns
+    pages and cannot scroll the book sideways. The fixture's five-column table and its one-line
+    saxpy kernel are wider than that; the table scrolls inside its own box, the code wraps."""
+    _root, _out, report = book
+    with zipfile.ZipFile(report.epub) as z:
+        z.extractall(tmp_path)
+    chapters = [p for p in sorted(tmp_path.rglob("*.xhtml")) if p.name.startswith("ch")]
+    assert chapters
+    page = chromium.new_page(viewport={"width": 390, "height": 844})
+    try:
+        seen = set()
+        for xhtml in chapters:
+            page.goto(xhtml.as_uri())
+            seen |= set(page.evaluate("() => [...document.querySelectorAll('table, pre')].map(e => e.tagName.toLowerCase())"))
+            width = page.evaluate("() => document.documentElement.scrollWidth")
+            assert width <= 390, f"{xhtml.name} is {width} px wide at a 390 px screen"
+            code = page.evaluate("""() => [...document.querySelectorAll('pre > code.sourceCode')]
+                .map(c => c.scrollWidth <= c.parentElement.clientWidth)""")
+            assert all(code), f"{xhtml.name}: a code line runs past its block"
+        assert seen == {"table", "pre"}, "the fixture's chapters hold a table and a code block"
+    finally:
+        page.close()
+
+
+def test_epub_key_frames_take_the_whole_width_on_a_phone(chromium, tmp_path):
+    """widget.lua prints an animation's key frames two to a row (an inline width of 48%); with the
+    EPUB's stylesheet a phone (390 px) shows each one across the column, a tablet two to a row."""
+    from bookbuild.epub.book import STYLE
+    svg = "data:image/svg+xml," + "%3Csvg xmlns='http://www.w3.org/2000/svg' width='300' height='200'/%3E"
+    (tmp_path / "page.xhtml").write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<html xmlns="http://www.w3.org/1999/xhtml"><head>'
+        f'<link rel="stylesheet" type="text/css" href="{STYLE.as_uri()}"/></head><body>'
+        f'<figure class="widget-static"><img src="{svg}" style="width:48.0%" alt="Step 1"/>'
+        f'<img src="{svg}" style="width:48.0%" alt="Step 2"/></figure></body></html>', encoding="utf-8")
+    page = chromium.new_page()
+    try:
+        for width, share in ((390, 1.0), (800, 0.48)):
+            page.set_viewport_size({"width": width, "height": 800})
+            page.goto((tmp_path / "page.xhtml").as_uri())
+            shares = page.evaluate("""() => [...document.querySelectorAll('img')].map(i =>
+                i.getBoundingClientRect().width / i.parentElement.clientWidth)""")
+            assert all(abs(s - share) < 0.02 for s in shares), (width, shares)
+    finally:
+        page.close()

@@ -95,3 +95,115 @@ def test_table_captions_sit_above_their_tables(pdf):
     caption = next(i for i, words in enumerate(lines) if words[:2] == ["Table", "1.1:"])
     header = next(i for i, words in enumerate(lines) if words == ["a", "b"])
     assert caption < header
+
+
+def test_a_short_table_never_splits_and_a_long_one_does(built_fixture, tmp_path):
+    """The book's own typst rules, under tables as pandoc writes them (a captioned figure around a
+    figure of kind table), pushed down the page a little more each time: a three-row table moves to
+    the next page whole (it once left its caption, header and a row on one page and the rest
+    overleaf), and a sixty-row table still runs on over two pages rather than leave one blank."""
+    import typst
+    preamble = (built_fixture[0] / ".bookcache" / "typst" / "book.typ").read_text().split("// Title page")[0]
+    table = ("#let tbl(n) = block(block[#set figure.caption(position: top)\n"
+             "#figure([#figure(align(center)[#table(columns: (50%, 50%), table.header([Head], [Value]),"
+             " table.hline(), ..range(n).map(i => ([row #i], [#i])).flatten())], kind: table)],"
+             " caption: [Table: #n rows])])\n")
+    gaps = range(560, 700, 12)
+    body = "".join(f"#v({gap}pt)\nBefore.\n#tbl(3)\n#pagebreak()\n" for gap in gaps) + "#tbl(60)\n"
+    (tmp_path / "t.typ").write_text(preamble + table + body, encoding="utf-8")
+    typst.compile(str(tmp_path / "t.typ"), output=str(tmp_path / "t.pdf"))
+    pages = subprocess.run(["pdftotext", "-layout", str(tmp_path / "t.pdf"), "-"], capture_output=True,
+                           text=True, check=True).stdout.split("\f")
+    short = [(p.count("row "), "Table: 3 rows" in p) for p in pages if "Table: 3 rows" in p or "row 0 " in p
+             and "Table: 60" not in p]
+    assert len([s for s in short if s[1]]) == len(gaps)
+    assert all(s == (3, True) for s in short), f"a three-row table split: (rows, caption) per page {short}"
+    long = [p.count("row ") for p in pages if p.count("row ") and "Table: 3 rows" not in p]
+    assert len(long) >= 2 and sum(long) == 60, f"the sixty-row table should run over pages: {long}"
+
+
+def test_a_section_heading_keeps_a_few_lines_below_it(built_fixture, tmp_path):
+    """A heading, a one-line lead-in ("Its reference kernel:") and a long paragraph, pushed down the
+    page a little more each time: the heading never ends a page with only the lead-in under it (typst
+    keeps a heading with the next block only; the Solutions appendix's D.4 once ended page 181 so)."""
+    import typst
+    preamble = (built_fixture[0] / ".bookcache" / "typst" / "book.typ").read_text().split("// Title page")[0]
+    gaps = range(560, 700, 8)
+    body = "".join(f"#v({gap}pt)\n== Heading {k}\nIts reference kernel:\n\n#lorem(150)\n#pagebreak()\n"
+                   for k, gap in enumerate(gaps))
+    (tmp_path / "h.typ").write_text(preamble + body, encoding="utf-8")
+    typst.compile(str(tmp_path / "h.typ"), output=str(tmp_path / "h.pdf"))
+    pages = subprocess.run(["pdftotext", "-layout", str(tmp_path / "h.pdf"), "-"], capture_output=True,
+                           text=True, check=True).stdout.split("\f")
+    below = {}
+    for page in pages:
+        lines = [line.strip() for line in page.splitlines() if line.strip()]
+        for i, line in enumerate(lines):
+            if re.fullmatch(r"Heading \d+", line):
+                # the lines under the heading on its page, less the page number
+                below[line] = len([x for x in lines[i + 1:] if not x.isdigit()])
+    assert len(below) == len(gaps)
+    assert all(n >= 3 for n in below.values()), f"lines under each heading on its page: {below}"
+
+
+def test_a_callout_title_never_ends_a_page(built_fixture, tmp_path):
+    """A callout (the book's own, from book.typ) pushed down the page a little more each time: its
+    title is never the last line of a page with the body overleaf (it was, for eight callouts of
+    the book: "Takeaway" at the foot of page 11, "Solution" of page 39, …)."""
+    import typst
+    preamble = (built_fixture[0] / ".bookcache" / "typst" / "book.typ").read_text().split("// Title page")[0]
+    gaps = range(600, 700, 6)
+    body = "".join(f'#v({gap}pt)\nBefore.\n#callout(kind: "tip", title: [Takeaway {k}])[#lorem(60)]\n#pagebreak()\n'
+                   for k, gap in enumerate(gaps))
+    (tmp_path / "c.typ").write_text(preamble + body, encoding="utf-8")
+    typst.compile(str(tmp_path / "c.typ"), output=str(tmp_path / "c.pdf"))
+    pages = subprocess.run(["pdftotext", "-layout", str(tmp_path / "c.pdf"), "-"], capture_output=True,
+                           text=True, check=True).stdout.split("\f")
+    below = {}
+    for page in pages:
+        lines = [line.strip() for line in page.splitlines() if line.strip() and not line.strip().isdigit()]
+        for i, line in enumerate(lines):
+            if re.fullmatch(r"Takeaway \d+", line):
+                below[line] = len(lines) - i - 1
+    assert len(below) == len(gaps)
+    assert all(n >= 1 for n in below.values()), f"lines under each callout title on its page: {below}"
+
+
+def test_a_cell_without_output_leaves_no_empty_block(built_fixture):
+    """A code cell whose code is hidden and which prints nothing is an empty div; in typst that was
+    an empty #block[], laid out as a paragraph's gap of blank space (116 in the book)."""
+    typ = (built_fixture[0] / ".bookcache" / "typst" / "book.typ").read_text()
+    assert not re.search(r"#block\[\s*\]", typ), "an empty block in the PDF's typst source"
+
+
+def test_a_bold_title_paragraph_stays_with_what_follows(built_fixture):
+    """A paragraph of bold text alone is a run-in title (a printed tab's, an exercise's): in typst it
+    is a sticky block, kept on the page of the block after it, as a heading is (the hardware
+    appendix's tab titles ended pages 168-173 with their table overleaf)."""
+    typ = (built_fixture[0] / ".bookcache" / "typst" / "book.typ").read_text()
+    assert "#block(sticky: true)[#strong[Pseudocode]]" in typ, "the fixture's printed tab title"
+    assert not re.search(r"(?m)^#strong\[[^\]]*\]\n\n", typ), "a bold title left as a plain paragraph"
+
+
+def test_a_glossary_entry_is_never_split(built_fixture, tmp_path):
+    """A glossary entry (a term list of one item, in its own block) pushed down the page a little
+    more each time: its term never ends a page with the definition overleaf (the book's
+    "output-stationary" did, on page 159)."""
+    import typst
+    preamble = (built_fixture[0] / ".bookcache" / "typst" / "book.typ").read_text().split("// Title page")[0]
+    gaps = range(600, 700, 8)
+    body = "".join(f"#v({gap}pt)\nBefore.\n#block[\n/ term{k}: #block[\n#lorem(40)\n]\n]\n#pagebreak()\n"
+                   for k, gap in enumerate(gaps))
+    (tmp_path / "g.typ").write_text(preamble + body, encoding="utf-8")
+    typst.compile(str(tmp_path / "g.typ"), output=str(tmp_path / "g.pdf"))
+    pages = subprocess.run(["pdftotext", "-layout", str(tmp_path / "g.pdf"), "-"], capture_output=True,
+                           text=True, check=True).stdout.split("\f")
+    below = {}
+    for page in pages:
+        lines = [line.strip() for line in page.splitlines() if line.strip() and not line.strip().isdigit()]
+        for i, line in enumerate(lines):
+            found = re.match(r"(term\d+)\b", line)
+            if found:
+                below[found.group(1)] = len(lines) - i - 1 + (len(line.split()) > 1)
+    assert len(below) == len(gaps)
+    assert all(n >= 1 for n in below.values()), f"definition lines with each term on its page: {below}"

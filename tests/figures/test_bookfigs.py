@@ -5,7 +5,10 @@ Legibility: the build shows a static figure at the width where its smallest text
 (bookbuild.html.reader.figure_width); that width must fit the text column and the margin column
 of a wide screen (palette.css: 42rem + 15rem, plus the 1rem gap book.css leaves), or the figure
 scrolls sideways on every screen. bookfigs/backmatter.py draws no matplotlib figure: its
-chapter map and tables are tested on the built pages (tests/book/test_backmatter.py)."""
+chapter map and tables are tested on the built pages (tests/book/test_backmatter.py).
+
+In the PDF a figure is drawn at its own size, or shrunk to the text column when wider: there its
+text prints at 7 pt at least, mathtext's exponents (70% of the tick labels' 9 pt) aside."""
 from __future__ import annotations
 
 import io
@@ -28,6 +31,16 @@ from calc import attention, cuda, energy, llm, occupancy, roofline, specs, systo
 
 ROOT = Path(__file__).resolve().parents[2]
 WIDEST_PX = (42 + 15 + 1) * 16          # the text column, the margin column and the gap between
+A4_WIDTH_CM = 21.0
+PRINT_MIN_PT = 7.0
+
+
+def pdf_text_width_pt() -> float:
+    """The PDF's text column: A4 (_quarto.yml's typst papersize) less the template's side margins."""
+    assert "papersize: a4" in (ROOT / "_quarto.yml").read_text()
+    template = (ROOT / "bookbuild" / "pdf" / "templates" / "book.typ").read_text()
+    margin_cm = float(re.search(r"margin: \(x: ([\d.]+)cm", template).group(1))
+    return (A4_WIDTH_CM - 2 * margin_cm) / 2.54 * 72
 GIB = 2**30
 
 
@@ -53,6 +66,13 @@ def assert_legible(fig) -> None:
     shown, per_px = reader_html.figure_width(svg)
     assert shown * per_px >= 11 - 1e-6, "the smallest text, at the width the page shows it"
     assert shown <= WIDEST_PX, f"shown {shown} px wide for 11 px text: wider than {WIDEST_PX} px"
+    # matplotlib writes the SVG's size in pt and its text in user units of 1/72 inch (= pt)
+    width_pt = float(re.search(r'<svg[^>]*\swidth="([\d.]+)pt"', svg).group(1))
+    scale = min(1.0, pdf_text_width_pt() / width_pt)
+    ticks = plt.rcParams["font.size"]
+    printed = min(s for s in sizes if abs(s - 0.7 * ticks) > 1e-6) * scale
+    assert printed >= PRINT_MIN_PT - 0.05, \
+        f"its smallest text prints at {printed:.1f} pt in the PDF ({width_pt:.0f} pt wide, shrunk ×{scale:.2f})"
 
 
 def texts(fig) -> list[str]:

@@ -195,6 +195,30 @@ def test_print_needs_a_figure_id(tmp_path):
     assert run_filter(tmp_path, '::: {.widget name="memory-budget"}\nA budget.\n:::\n', "html").returncode == 0
 
 
+def test_print_key_frames_say_what_each_frame_shows(tmp_path):
+    """An animation printed as key frames (the online softmax): each frame's alt text is that step's
+    summary in words (its block, running maximum and sum), not "Step 4"."""
+    done = run_filter(tmp_path, '::: {#fig-os .widget name="steps" animation="online-softmax"}\nSteps.\n:::\n',
+                      "json")
+    assert done.returncode == 0, done.stderr
+    images = []
+
+    def walk(x):
+        if isinstance(x, dict):
+            if x.get("t") == "Image":
+                images.append(x["c"][1])
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+    walk(json.loads(done.stdout)["blocks"])
+    alts = ["".join(i["c"] if i["t"] == "Str" else " " for i in alt) for alt in images]
+    assert len(alts) >= 2
+    for alt in alts:
+        assert re.match(r"Step \d+ of \d+\. Block \d+ of \d+", alt) and "ℓ =" in alt, alt
+
+
 def test_print_states_each_have_their_readouts_and_real_alt_text(tmp_path):
     """A widget printed as a few states (the memory budget): the readout table has a column per
     state, headed by its label, and each drawing's alt text says what it shows, not just "As set"."""
