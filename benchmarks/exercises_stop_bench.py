@@ -6,7 +6,7 @@ worker is terminated and a new one boots Python), side by side in one run, alter
 
 The same built book is served twice on loopback: once with COOP and COEP (as ``feedback serve
 --site`` and ``bookbuild preview`` send them), once without (a plain static host). Each round opens
-the GPU chapter's first exercise in a fresh browser context, Runs a small kernel once (Python is
+the GPU chapter's coalesced-copy exercise in a fresh browser context, Runs a small kernel once (Python is
 booted and warm), then Runs ``while True: pass`` and presses Stop. Measured on the page's clock:
 - stopped: Stop pressed -> the "Stopped" state (the exercise's ``exercise:stopped`` event);
 - ready again: Stop pressed -> the answer of the next Run of the same small kernel (what the reader
@@ -30,7 +30,7 @@ from webwatch import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 ISOLATION = {"Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp"}
-EX = ".exercise"
+EX = "#ex-coalesced-copy"
 SMALL = """def copy(A, B, n):
     i = blockIdx.x * blockDim.x + threadIdx.x
     if i < n:
@@ -57,10 +57,10 @@ def serve(folder: Path, isolated: bool) -> ThreadingHTTPServer:
     return server
 
 
-# In the page: put ``code`` into the first exercise's editor (its CodeMirror view), Run it, and
+# In the page: put ``code`` into the exercise's editor (its CodeMirror view), Run it, and
 # resolve with the page-clock time of its answer (no typing: nothing but the Run is timed).
 RUN = """async (code) => {
-  const ex = document.querySelector('.exercise');
+  const ex = document.querySelector('#ex-coalesced-copy');
   const CM = await import(new URL('../assets/js/editor.js', location.href));   // the page's own module
   const view = CM.EditorView.findFromDOM(ex.querySelector('.cm-editor'));
   view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: code } });
@@ -71,7 +71,7 @@ RUN = """async (code) => {
   return { at: performance.now(), said: ex.querySelector('.exercise-message').textContent };
 }"""
 START_AND_STOP = """async (code) => {
-  const ex = document.querySelector('.exercise');
+  const ex = document.querySelector('#ex-coalesced-copy');
   const CM = await import(new URL('../assets/js/editor.js', location.href));   // the page's own module
   const view = CM.EditorView.findFromDOM(ex.querySelector('.cm-editor'));
   view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: code } });
@@ -93,8 +93,8 @@ def one_round(browser, base: str) -> dict:
     try:
         page.goto(base + "chapters/gpu.html", wait_until="load")
         page.locator(EX).first.scroll_into_view_if_needed()
-        page.wait_for_function("document.querySelector('.exercise .cm-content') && "
-                               "!document.querySelector('.exercise .exercise-run').disabled")
+        page.wait_for_function("document.querySelector('#ex-coalesced-copy .cm-content') && "
+                               "!document.querySelector('#ex-coalesced-copy .exercise-run').disabled")
         warm = page.evaluate(RUN, SMALL)
         assert warm["said"].startswith("Ran at size"), warm
         stop = page.evaluate(START_AND_STOP, FOREVER)

@@ -85,9 +85,12 @@ function restartWorker(reason) {
 const measuredDevices = () => (window.BookDevice ? window.BookDevice.devices() : []);
 const PROBE_URL = new URL("chapters/roofline.html#sec-roofline-yours", ROOT).href;
 
-async function ask(op, code, data, extra = {}) {
+// ``sent``: {posted} once the request is the worker's; {cancelled: true} before that: not sent at all.
+async function ask(op, code, data, extra = {}, sent = {}) {
   if (!worker) startWorker();
   await ready;
+  if (sent.cancelled) throw new Error("stopped");
+  sent.posted = true;
   const id = ++seq;
   const request = JSON.stringify({ op, code, exercise: { id: data.id, check: data.check, reference: data.reference }, ...extra });
   return new Promise((resolve, reject) => {
@@ -306,7 +309,8 @@ class Exercise {
     progress.put(this.id, { code, page: location.pathname, title: this.data.title });
     const limit = (this.data.time_limit || 10) * 1000;
     let timer = null;
-    const run = ask(op, code, this.data, op === "check" ? { measured: measuredDevices() } : {});
+    this.sent = {};
+    const run = ask(op, code, this.data, op === "check" ? { measured: measuredDevices() } : {}, this.sent);
     // the time limit starts when Python is ready (the first boot is not the kernel's time)
     ready.then(() => { if (this.busy) timer = setTimeout(() => this.stop(
       `Stopped after ${this.data.time_limit || 10} s: the kernel did not finish (a loop without an exit?).`), limit); });
@@ -337,7 +341,11 @@ class Exercise {
   stop(message, after = "") {
     if (!this.busy || this.stopping) return;
     this.stopped = this.stopping = { message, after, t0: performance.now() };
-    if (interrupt && worker) {
+    if (interrupt && worker && !this.sent.posted) {
+      // Python is still starting and has not been given the kernel: it is not sent
+      this.sent.cancelled = true;
+      this.stopDone("interrupt");
+    } else if (interrupt && worker) {
       this.say("Stopping…");
       Atomics.store(interrupt, 0, 2);                     // SIGINT: KeyboardInterrupt at Python's next check
       this.stopping.grace = setTimeout(() => { if (this.stopping) this.stopByRestart(); }, GRACE_MS);
@@ -362,7 +370,8 @@ class Exercise {
     const python = how === "interrupt" ? "Python stopped your kernel and is ready for the next Run." : "Python restarted.";
     this.say([s.message, python, s.after].filter(Boolean).join(" "), "fail");
     this.section.dispatchEvent(new CustomEvent("exercise:stopped", { bubbles: true,
-      detail: { how, ms: performance.now() - s.t0, workersStarted: runtime.workersStarted } }));
+      detail: { how, ms: performance.now() - s.t0, workersStarted: runtime.workersStarted,
+                posted: Boolean(this.sent && this.sent.posted) } }));   // posted: Python had the kernel
   }
 
   reset() {

@@ -116,7 +116,7 @@ def stop_in_place(page):
     before = runs_so_far(page)
     page.evaluate("window.firstWorker = window.BookExercises.worker()")
     detail, said = start_and_stop(page, FOREVER)
-    assert detail["how"] == "interrupt", detail
+    assert detail["how"] == "interrupt" and detail["posted"], detail     # Python had the kernel, and stopped
     assert said.startswith("Stopped.") and "ready for the next Run" in said, said
     said = run(page, COUNTER)
     assert said.startswith("Ran at size"), said
