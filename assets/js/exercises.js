@@ -94,8 +94,10 @@ async function ask(op, code, data, extra = {}, sent = {}) {
   const id = ++seq;
   const request = JSON.stringify({ op, code, exercise: { id: data.id, check: data.check, reference: data.reference }, ...extra });
   return new Promise((resolve, reject) => {
+    // a Stop that came after the last answer is not this one's; while another exercise's request is
+    // in the worker, a 2 there is that one's Stop, still to be seen
+    if (interrupt && pending.size === 0) Atomics.store(interrupt, 0, 0);
     pending.set(id, { resolve, reject });
-    if (interrupt) Atomics.store(interrupt, 0, 0);   // a Stop that came after the last answer is not this one's
     worker.postMessage({ type: "exercise", id, request });
   });
 }
