@@ -4,6 +4,8 @@ The server injects one small script into every HTML page it serves. The script l
 ``/__preview/events`` (server-sent events); after each rebuild the server sends ``reload``,
 or ``error`` with the build's message, which the page shows over the content until the next
 good build. Only the changed chapters are executed again (the build's cache sees to that).
+Every response is cross-origin isolated (``ISOLATION``: COOP and COEP), as under ``feedback serve
+--site``, so the preview shows what an exercise's Stop does where the host sends them.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from pathlib import Path
 
 from .build import build
 from .errors import BuildError
+from .html.offline import ISOLATION
 
 EVENTS = "/__preview/events"
 CLIENT = """<script>(function(){var es=new EventSource("%s");
@@ -86,6 +89,8 @@ class Handler(SimpleHTTPRequestHandler):
     def end_headers(self) -> None:
         if self.path != EVENTS:
             self.send_header("Cache-Control", "no-store")
+        for name, value in ISOLATION.items():   # cross-origin isolated: an exercise's Stop keeps Python
+            self.send_header(name, value)
         super().end_headers()
 
     def events(self) -> None:

@@ -8,6 +8,12 @@ Starlette's StaticFiles (safe paths, ETag, 304, Range, HEAD) with what a book ne
   JavaScript, JSON, SVG and wasm compressed once with Brotli or gzip and kept in memory.
 - MIME types that browsers insist on: ``application/wasm`` (streaming compile), ``text/javascript``
   for ``.mjs`` (module scripts).
+- Cross-origin isolation: every response says ``Cross-Origin-Opener-Policy: same-origin`` and
+  ``Cross-Origin-Embedder-Policy: require-corp`` (ISOLATION), so a page is ``crossOriginIsolated``
+  and an exercise's Stop interrupts Python in place (assets/js/exercises.js) instead of restarting it.
+  The book loads nothing from another origin (the feedback POST is a CORS request), so nothing
+  needs a Cross-Origin-Resource-Policy; require-corp rather than credentialless because every
+  browser with cross-origin isolation has it (Safari has no credentialless).
 - The pages name this service's endpoint (``<meta name="feedback-endpoint">``, which the page script
   reads) when the book was built without one: one command self-hosts a book built for issue links,
   with no rebuild, and a static host's copy of the same pages makes no request to find out.
@@ -42,6 +48,7 @@ REVALIDATE = "no-cache"
 MIN_COMPRESS = 1024
 CACHE_BYTES = 64 * 1024 * 1024
 SIBLINGS = (("br", ".br"), ("gzip", ".gz"))
+ISOLATION = {"Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp"}
 
 
 def media_type(path: str) -> str:
@@ -95,7 +102,7 @@ class Site(StaticFiles):
         request = Headers(scope=scope)
         kind = media_type(full_path)
         headers = {"Cache-Control": cache_control(full_path), "X-Content-Type-Options": "nosniff",
-                   "Vary": "Accept-Encoding"}
+                   "Vary": "Accept-Encoding", **ISOLATION}
         accepts = accepted_encodings(request)
         response = None
         for coding, ext in SIBLINGS:

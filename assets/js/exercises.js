@@ -9,8 +9,13 @@
 //
 // Here: the starter becomes a CodeMirror editor (./editor.js, bundled by scripts/editor_bundle.py);
 // Run and Check go to a dedicated Web Worker (widgets-worker.js, the book's Pyodide runtime with
-// calc) which calls calc.exercises.handle; Stop, or the exercise's time limit, terminates that
-// worker and starts a fresh one, so a `while True: pass` never freezes the page. Results: the
+// calc) which calls calc.exercises.handle. Stop, or the exercise's time limit, ends a runaway
+// kernel (`while True: pass`) without freezing the page: where the page is cross-origin isolated
+// (the server, or the book's service worker once it controls the page, sends COOP and COEP) it
+// interrupts Python in place through Pyodide's interrupt buffer, a SharedArrayBuffer (Python raises
+// KeyboardInterrupt, the worker keeps its interpreter and imports: no restart); elsewhere (file://, a
+// plain static host, a first visit), or when Python has not stopped within GRACE_MS (a long call
+// into C checks no interrupt), it terminates that worker and starts a fresh one. Results: the
 // verdict (announced), the sizes tried, each budget with the measured figure beside the limit, the
 // per-line counts, and the kernel's point next to the reference's on a small roofline (or its HBM
 // bytes beside the reference's and the least possible, for a kernel that does no arithmetic), and
@@ -38,9 +43,19 @@ export const progress = {
 // ------------------------------------------------------------------ the worker
 let worker = null, ready = null, seq = 0;
 const pending = new Map();               // id -> {resolve, reject}
+// Stop in place needs memory shared with the worker, which a browser gives only to a cross-origin
+// isolated page.
+const INTERRUPTIBLE = globalThis.crossOriginIsolated === true && typeof SharedArrayBuffer === "function";
+let interrupt = null;                    // Int32Array on a SharedArrayBuffer: Pyodide's interrupt buffer
+const GRACE_MS = 3000;                   // a Stop in place not answered by then: terminate, as without isolation
+// What the page can tell (window.BookExercises, below; tests and benchmarks/exercises_stop_bench.py):
+// how Stop works here, how many workers this page started, the one now running.
+const runtime = { interruptible: INTERRUPTIBLE, workersStarted: 0, worker: () => worker };
 
 function startWorker() {
   worker = new Worker(new URL("widgets-worker.js", import.meta.url), { type: "module" });
+  runtime.workersStarted += 1;
+  interrupt = INTERRUPTIBLE ? new Int32Array(new SharedArrayBuffer(4)) : null;
   const w = worker;
   ready = new Promise((resolve, reject) => {
     w.onmessage = (e) => {
@@ -55,7 +70,8 @@ function startWorker() {
     w.onerror = (e) => { e.preventDefault(); reject(new Error(e.message || "the Python worker failed to start")); };
   });
   ready.catch(() => {});
-  w.postMessage({ type: "init", root: ROOT.href, base: new URL("pyodide/", ROOT).href, snapshot: false, exercises: true });
+  w.postMessage({ type: "init", root: ROOT.href, base: new URL("pyodide/", ROOT).href, snapshot: false, exercises: true,
+                  ...(interrupt ? { interrupt } : {}) });
 }
 
 function restartWorker(reason) {
@@ -69,12 +85,18 @@ function restartWorker(reason) {
 const measuredDevices = () => (window.BookDevice ? window.BookDevice.devices() : []);
 const PROBE_URL = new URL("chapters/roofline.html#sec-roofline-yours", ROOT).href;
 
-async function ask(op, code, data, extra = {}) {
+// ``sent``: {posted} once the request is the worker's; {cancelled: true} before that: not sent at all.
+async function ask(op, code, data, extra = {}, sent = {}) {
   if (!worker) startWorker();
   await ready;
+  if (sent.cancelled) throw new Error("stopped");
+  sent.posted = true;
   const id = ++seq;
   const request = JSON.stringify({ op, code, exercise: { id: data.id, check: data.check, reference: data.reference }, ...extra });
   return new Promise((resolve, reject) => {
+    // a Stop that came after the last answer is not this one's; while another exercise's request is
+    // in the worker, a 2 there is that one's Stop, still to be seen
+    if (interrupt && pending.size === 0) Atomics.store(interrupt, 0, 0);
     pending.set(id, { resolve, reject });
     worker.postMessage({ type: "exercise", id, request });
   });
@@ -261,7 +283,7 @@ class Exercise {
     b.hint.disabled = this.hints.length === 0;
     b.run.addEventListener("click", () => this.go("run"));
     b.check.addEventListener("click", () => this.go("check"));
-    b.stop.addEventListener("click", () => this.stop("Stopped. Python restarted; your code is unchanged."));
+    b.stop.addEventListener("click", () => this.stop("Stopped.", "Your code is unchanged."));
     b.reset.addEventListener("click", () => this.reset());
     b.hint.addEventListener("click", () => this.nextHint());
     b.solution.addEventListener("click", () => this.showSolution());
@@ -289,14 +311,20 @@ class Exercise {
     progress.put(this.id, { code, page: location.pathname, title: this.data.title });
     const limit = (this.data.time_limit || 10) * 1000;
     let timer = null;
-    const run = ask(op, code, this.data, op === "check" ? { measured: measuredDevices() } : {});
+    this.sent = {};
+    const run = ask(op, code, this.data, op === "check" ? { measured: measuredDevices() } : {}, this.sent);
     // the time limit starts when Python is ready (the first boot is not the kernel's time)
     ready.then(() => { if (this.busy) timer = setTimeout(() => this.stop(
-      `Stopped after ${this.data.time_limit || 10} s: the kernel did not finish (a loop without an exit?). Python restarted.`), limit); });
+      `Stopped after ${this.data.time_limit || 10} s: the kernel did not finish (a loop without an exit?).`), limit); });
     try {
       const answer = await run;
       clearTimeout(timer);
+      if (answer.interrupted) {                           // our Stop (or the time limit), in place
+        this.stopping ||= { message: "Stopped.", after: "", t0: performance.now() };
+        return this.stopDone("interrupt");
+      }
       const result = JSON.parse(answer.json);
+      if (this.stopping) this.stopDone(null);            // it finished before the interrupt reached it
       this.setBusy(false);
       if (op === "run") this.showRun(result); else this.showCheck(result);
     } catch (err) {
@@ -310,12 +338,42 @@ class Exercise {
     }
   }
 
-  stop(message) {
-    if (!this.busy) return;
-    this.stopped = true;
-    restartWorker("stopped");
+  // Stop: in place through the interrupt buffer where the page is isolated (go() sees the
+  // interrupted answer and calls stopDone), else, or after GRACE_MS without that answer, a new worker.
+  stop(message, after = "") {
+    if (!this.busy || this.stopping) return;
+    this.stopped = this.stopping = { message, after, t0: performance.now() };
+    if (interrupt && worker && !this.sent.posted) {
+      // Python is still starting and has not been given the kernel: it is not sent
+      this.sent.cancelled = true;
+      this.stopDone("interrupt");
+    } else if (interrupt && worker) {
+      this.say("Stopping…");
+      Atomics.store(interrupt, 0, 2);                     // SIGINT: KeyboardInterrupt at Python's next check
+      this.stopping.grace = setTimeout(() => { if (this.stopping) this.stopByRestart(); }, GRACE_MS);
+    } else {
+      this.stopByRestart();
+    }
+  }
+
+  stopByRestart() {
+    restartWorker("stopped");                             // go()'s pending request is rejected: it says nothing
+    this.stopDone("restart");
+  }
+
+  // how: "interrupt" (the same worker goes on), "restart" (a new one), null (the run ended by itself)
+  stopDone(how) {
+    const s = this.stopping;
+    if (!s) return;
+    clearTimeout(s.grace);
+    this.stopping = null;
+    if (!how) return;
     this.setBusy(false);
-    this.say(message, "fail");
+    const python = how === "interrupt" ? "Python stopped your kernel and is ready for the next Run." : "Python restarted.";
+    this.say([s.message, python, s.after].filter(Boolean).join(" "), "fail");
+    this.section.dispatchEvent(new CustomEvent("exercise:stopped", { bubbles: true,
+      detail: { how, ms: performance.now() - s.t0, workersStarted: runtime.workersStarted,
+                posted: Boolean(this.sent && this.sent.posted) } }));   // posted: Python had the kernel
   }
 
   reset() {
@@ -526,4 +584,4 @@ function startWhenQuiet() {
   setTimeout(begin, 15000);              // the widgets' script never came (blocked, or failed to load)
 }
 if (document.querySelector("section.exercise")) startWhenQuiet();
-window.BookExercises = { progress, restartWorker: () => restartWorker("restart") };
+window.BookExercises = Object.assign(runtime, { progress, restartWorker: () => restartWorker("restart") });

@@ -24,7 +24,12 @@
 // so the first Check does not wait for one) and exercises: true (the exercises' Python,
 // exercises-py.zip, is fetched beside the rest; without it, at the first exercise message):
 //   page -> worker  {type: "exercise", id, request}      request: JSON for calc.exercises.handle
-//   worker -> page  {type: "exercise-result", id, json, ms}
+//   worker -> page  {type: "exercise-result", id, json, ms} | {type: "exercise-result", id, interrupted: true, ms}
+// Where the page is cross-origin isolated, its init also carries interrupt: an Int32Array over a
+// SharedArrayBuffer, given to Pyodide (setInterruptBuffer). The page's Stop writes 2 (SIGINT) into
+// it; Python raises KeyboardInterrupt at its next check (every 50 bytecodes or so), the request
+// ends with interrupted: true, and this worker, its interpreter and what it imported stay for the
+// next request. (A long call into C checks nothing: the page terminates the worker after a grace.)
 // Module worker: pyodide.mjs is an ES module.
 //
 // Next-page speed: after the first boot the interpreter's memory, with calc and
@@ -317,6 +322,10 @@ async function exercise(port, msg) {
     handleExercise ??= pyodide.pyimport("calc.exercises").handle;
     json = handleExercise(msg.request);
   } catch (err) {
+    if (err && err.type === "KeyboardInterrupt") {         // the page's Stop, through the interrupt buffer
+      port.postMessage({ type: "exercise-result", id: msg.id, interrupted: true, ms: performance.now() - t0 });
+      return;
+    }
     json = JSON.stringify({ passed: false, ok: false, stage: "internal", line: null,
                             message: String(err && err.message || err).slice(-800) });
   }
@@ -378,6 +387,7 @@ function serve(port) {
       start(msg);
       booting.then(
         () => {
+          if (msg.interrupt) pyodide.setInterruptBuffer(msg.interrupt);
           // snapshot: the next page's snapshot is stored already (restored from it, or an earlier
           // page's); otherwise a "snapshot" message follows once it is (or once it failed)
           port.postMessage({ type: "ready", ms: first ? bootMs : 0, reused: !first, marks, snapshot: snapshotSaved });

@@ -205,8 +205,12 @@ def test_stop_ends_a_runaway_kernel_and_the_page_stays_usable(chromium, book):
         page.wait_for_function(f"document.querySelector('{EX} .exercise-message').textContent.startsWith('Running')")
         # the page answers while the kernel spins (the worker, not the page, is busy)
         assert page.evaluate("1 + 1") == 2
+        # a plain static host: not cross-origin isolated, so Stop terminates the worker and starts
+        # another (tests/book/test_isolation_browser.py: in place where the page is isolated)
+        assert page.evaluate("[crossOriginIsolated, window.BookExercises.interruptible]") == [False, False]
         page.locator(f"{EX} .exercise-stop").click()
-        assert message(page).startswith("Stopped")
+        assert message(page).startswith("Stopped") and "Python restarted" in message(page)
+        assert page.evaluate("window.BookExercises.workersStarted") == 2
         assert page.locator(f"{EX} .exercise-run").is_enabled()
         type_code(page, REFERENCE, False)
         page.locator(f"{EX} .exercise-run").click()

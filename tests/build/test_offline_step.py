@@ -1,6 +1,13 @@
-"""The offline step's page edit (bookbuild/html/offline link_manifest): every page names the web app
-manifest once, whatever its scripts say."""
-from bookbuild.html.offline import link_manifest
+"""The offline step (bookbuild/html/offline): every page names the web app manifest once, whatever
+its scripts say; the step writes the hosts' header rules (_headers) for cross-origin isolation,
+leaves them out of what the worker keeps, and the worker adds the same headers."""
+import json
+import re
+from pathlib import Path
+
+from bookbuild.html.offline import ISOLATION, link_manifest, write_offline
+
+ROOT = Path(__file__).resolve().parents[2]
 
 LOOKS_FOR_IT = '<script>var m=document.querySelector(\'link[rel="manifest"]\')</script>'
 
@@ -16,3 +23,15 @@ def test_every_page_names_the_manifest_once_even_one_whose_script_looks_for_it(t
     text = page.read_text(encoding="utf-8")
     assert text.count('<link rel="manifest" href="../manifest.webmanifest">') == 1, text
     assert index.read_text(encoding="utf-8").count("<link") == 1
+
+
+def test_the_step_writes_the_isolation_headers_for_hosts_and_the_worker_adds_them(tmp_path):
+    (tmp_path / "index.html").write_text("<html><head></head><body>Book</body></html>", encoding="utf-8")
+    write_offline(tmp_path, "A book", root=ROOT)
+    rules = (tmp_path / "_headers").read_text(encoding="utf-8").splitlines()
+    assert rules[0] == "/*" and sorted(r.strip() for r in rules[1:]) == sorted(f"{k}: {v}" for k, v in ISOLATION.items())
+    sw = (tmp_path / "sw.js").read_text(encoding="utf-8")
+    kept = re.findall(r'"url":"([^"]*)"', sw)                  # the precache manifest Workbox wrote in
+    assert "index.html" in kept and "_headers" not in kept, kept
+    for name, value in ISOLATION.items():
+        assert json.dumps(name) in sw and json.dumps(value) in sw

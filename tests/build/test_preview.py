@@ -35,10 +35,15 @@ def events(url):
 
 def test_serves_pages_with_the_reload_client(preview):
     _, url, _ = preview
-    html = urllib.request.urlopen(url + "chapters/two.html").read().decode()
+    page = urllib.request.urlopen(url + "chapters/two.html")
+    html = page.read().decode()
     assert "Chapter two" in html and EVENTS in html
-    css = urllib.request.urlopen(url + "assets/css/book.css").read().decode()
-    assert EVENTS not in css
+    style = urllib.request.urlopen(url + "assets/css/book.css")
+    assert EVENTS not in style.read().decode()
+    # cross-origin isolated, as under serve --site: an exercise's Stop keeps Python
+    for res in (page, style):
+        assert res.headers["Cross-Origin-Opener-Policy"] == "same-origin"
+        assert res.headers["Cross-Origin-Embedder-Policy"] == "require-corp"
 
 
 def test_save_rebuilds_the_changed_chapter_and_reloads(preview):

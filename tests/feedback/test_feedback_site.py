@@ -187,3 +187,24 @@ def test_served_pages_send_suggestions_to_this_service_without_a_rebuild(client,
     kept = client.get("/chapters/own.html", headers={"accept-encoding": coding}).content.decode()
     assert kept.count('name="feedback-endpoint"') == 1 and "https://fb.example/api/feedback" in kept
     assert (site / "chapters" / "serving.html").read_text(encoding="utf-8") == BUILT_PAGE
+
+
+@pytest.mark.parametrize("path", ["/", "/assets/js/book.js", "/pyodide/pyodide.asm.wasm", "/pyodide/pyodide.mjs"])
+def test_a_revalidation_is_answered_304_precompressed_sibling_too(client, path):
+    """A browser revalidates every ``no-cache`` file on the next visit (If-None-Match): the wasm's
+    precompressed sibling once answered that with a 500 (its ETag was not made yet), so a reader's
+    second page under ``serve --site`` had no Python."""
+    first = client.get(path, headers={"accept-encoding": "gzip, br"})
+    assert first.status_code == 200 and first.headers["etag"]
+    again = client.get(path, headers={"accept-encoding": "gzip, br", "if-none-match": first.headers["etag"]})
+    assert again.status_code == 304
+
+
+@pytest.mark.parametrize("path", ["/", "/assets/js/book.js", "/pyodide/pyodide.asm.wasm"])
+def test_every_file_of_the_book_is_cross_origin_isolated(client, path):
+    """COOP and COEP on the book's pages (crossOriginIsolated: an exercise's Stop keeps Python),
+    its workers' scripts and the rest, whichever way the file is sent."""
+    res = client.get(path, headers={"accept-encoding": "gzip, br"})
+    assert res.status_code == 200
+    assert res.headers["cross-origin-opener-policy"] == "same-origin"
+    assert res.headers["cross-origin-embedder-policy"] == "require-corp"

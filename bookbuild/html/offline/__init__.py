@@ -9,7 +9,12 @@ Takes the finished site folder (pages, search index, static files, the widgets' 
   (``sw_build.cjs``) from the site's own file list with a SHA-256 revision for each file; what it
   caches and how is described at the top of ``sw.js`` (the source in this folder);
 * ``offline.json``: what "Keep this book offline" downloads (files, bytes, with and without the
-  runtime), read by assets/js/offline.js to say the size before the reader downloads.
+  runtime), read by assets/js/offline.js to say the size before the reader downloads;
+* ``_headers``: the cross-origin isolation headers (``ISOLATION``) for every path, in the file
+  Netlify and Cloudflare Pages read (https://docs.netlify.com/routing/headers/,
+  https://developers.cloudflare.com/pages/configuration/headers/); other hosts serve it as a file
+  nobody links to. On a host that reads it, even a first visit is isolated; elsewhere the service
+  worker adds the same headers to the pages it serves (sw.js).
 
 It runs last (``project: post-render:`` in _quarto.yml, after the widget runtime), so under
 ``quarto render`` too; it knows nothing of how the pages were made."""
@@ -23,6 +28,14 @@ from pathlib import Path
 from ...editions.images import page_colour
 from ...errors import BuildError
 from ..npm import node_modules
+
+# Cross-origin isolation, so that an exercise's Stop interrupts Python in place (a SharedArrayBuffer
+# shared with its worker: assets/js/exercises.js). require-corp, not credentialless: every browser
+# with cross-origin isolation has it (Safari has no credentialless), and the book loads nothing from
+# another origin that would need a Cross-Origin-Resource-Policy. The same pair is in sw.js, in
+# feedback/site.py (``serve --site``) and in bookbuild preview.
+ISOLATION = {"Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp"}
+HEADERS_FILE = "_headers"
 
 HERE = Path(__file__).resolve().parent
 SW_SOURCE = HERE / "sw.js"
@@ -85,6 +98,7 @@ def write_offline(site: Path, title: str, description: str | None = None, root: 
     if not (site / "index.html").exists():          # no HTML in this render (a PDF only)
         return {}
     link_manifest(site)
+    (site / HEADERS_FILE).write_text("/*\n" + "".join(f"  {k}: {v}\n" for k, v in ISOLATION.items()), encoding="utf-8")
     (site / "manifest.webmanifest").write_text(json.dumps(web_manifest(site, title, description), indent=1) + "\n",
                                                encoding="utf-8")
     runtime = runtime_files(site)

@@ -9,6 +9,13 @@
 //   with revisions) and the runtime, with progress; "forget" removes every cache of the book.
 // A page that the network sends from a newer build than this worker's gets its files from the
 // network, and the worker looks for its update: a page never mixes two builds' files.
+// Every response it answers carries Cross-Origin-Opener-Policy and Cross-Origin-Embedder-Policy
+// (ISOLATION), which a static host cannot send: a page this worker controls is cross-origin
+// isolated, so an exercise's Stop interrupts Python in place (assets/js/exercises.js). The book
+// loads nothing from another origin, so require-corp (in every browser with cross-origin isolation,
+// unlike credentialless) blocks nothing. The worker registers only for a reader who opens the
+// Offline panel or the Editions page (assets/js/offline.js): a first visit is not isolated, and its
+// Stop restarts Python as before.
 importScripts("__WORKBOX__/workbox-core.prod.js", "__WORKBOX__/workbox-routing.prod.js",
               "__WORKBOX__/workbox-strategies.prod.js", "__WORKBOX__/workbox-precaching.prod.js");
 
@@ -92,6 +99,18 @@ const runtime = new CacheFirst({
   }],
 });
 
+const ISOLATION = { "Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp" };
+// ``response`` with the isolation headers (a copy: a response's headers cannot be changed). Left as
+// it is: an opaque or redirect response (a navigation follows its redirect itself) and one that
+// states its own policy.
+function isolated(response) {
+  if (!response || !response.status || response.type === "opaqueredirect" || response.headers.has("Cross-Origin-Embedder-Policy")) return response;
+  const headers = new Headers(response.headers);
+  for (const [name, value] of Object.entries(ISOLATION)) headers.set(name, value);
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+}
+const answer = (event, response) => event.respondWith(Promise.resolve(response).then(isolated));
+
 const OFFLINE_PAGE = `<!doctype html><html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Not kept offline</title><body style="font-family:system-ui,sans-serif;max-width:36rem;margin:2rem auto;padding:0 1rem">
 <h1>This page is not kept offline</h1><p>You are offline, and this page was not kept on this device.
@@ -104,21 +123,21 @@ self.addEventListener("fetch", (event) => {
   const url = new URL(request.url);
   if (url.origin !== SCOPE.origin || !url.pathname.startsWith(SCOPE.pathname) || url.pathname === `${SCOPE.pathname}sw.js`) return;
   if (url.pathname === `${SCOPE.pathname}offline.json`) {   // what this worker keeps, also offline
-    event.respondWith(new Response(JSON.stringify({ build: BUILD, files: MANIFEST.length + RUNTIME.files.length,
+    answer(event, new Response(JSON.stringify({ build: BUILD, files: MANIFEST.length + RUNTIME.files.length,
       bytes: SIZE, runtime_bytes: RUNTIME.bytes, total_bytes: SIZE + RUNTIME.bytes }), { headers: { "Content-Type": "application/json" } }));
   } else if (request.mode === "navigate") {
-    event.respondWith(pages.handle({ event, request }));
+    answer(event, pages.handle({ event, request }));
   } else if (url.pathname.startsWith(`${SCOPE.pathname}pyodide/`)) {
     // Kept in its cache when the reader kept the book; otherwise left to the browser (its HTTP and
     // compiled-wasm caches), as without a worker, so that a widget lands as fast as before.
     if (isKept === false) return;
-    event.respondWith((isKept === true ? Promise.resolve(true) : chosen())
+    answer(event, (isKept === true ? Promise.resolve(true) : chosen())
       .then((k) => (k ? runtime.handle({ event, request }) : fetch(request))));
   } else if (newerClients.has(event.clientId)) {
     // a newer build's page: its files from the server, never a copy (the HTTP cache's either)
-    event.respondWith(fetch(new Request(request, { cache: "no-cache" })));
+    answer(event, fetch(new Request(request, { cache: "no-cache" })));
   } else {
-    event.respondWith(kept(request.url).then((hit) => hit || assets.handle({ event, request })));
+    answer(event, kept(request.url).then((hit) => hit || assets.handle({ event, request })));
   }
 });
 

@@ -14,11 +14,11 @@ const sha = (file) => crypto.createHash("sha256").update(fs.readFileSync(path.jo
 const config = {
   globDirectory: site,
   globPatterns: ["**/*"],
-  // Not in the kept book: the worker itself and its libraries, the Python runtime (its own
+  // Not in the kept book: the worker itself and its libraries, the hosts' header rules (_headers), the Python runtime (its own
   // versioned cache, fetched only when the reader asks or a widget loads it), the downloads
   // (PDF, EPUB: cached when the reader downloads them) and KaTeX's older font formats (every
   // browser that runs a service worker takes the woff2).
-  globIgnores: ["sw.js", "offline.json", "workbox-v*/**", "pyodide/**", "pdf/**", "**/*.pdf", "**/*.epub",
+  globIgnores: ["sw.js", "offline.json", "_headers", "workbox-v*/**", "pyodide/**", "pdf/**", "**/*.pdf", "**/*.epub",
                 "assets/katex/fonts/*.ttf", "assets/katex/fonts/*.woff"],
   maximumFileSizeToCacheInBytes: 64 * 1024 * 1024,
   manifestTransforms: [async (entries) => ({ manifest: entries.map((e) => ({ ...e, revision: sha(e.url) })), warnings: [] })],
