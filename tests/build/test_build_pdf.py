@@ -97,23 +97,29 @@ def test_table_captions_sit_above_their_tables(pdf):
     assert caption < header
 
 
+def typeset_pages(built_fixture, stem, body: str) -> list:
+    """``body`` typeset under the book's own typst preamble (book.typ up to its title page), as
+    ``stem``.typ and .pdf: the text of each page, as pdftotext -layout gives it."""
+    import typst
+    preamble = (built_fixture[0] / ".bookcache" / "typst" / "book.typ").read_text().split("// Title page")[0]
+    stem.with_suffix(".typ").write_text(preamble + body, encoding="utf-8")
+    typst.compile(str(stem.with_suffix(".typ")), output=str(stem.with_suffix(".pdf")))
+    return subprocess.run(["pdftotext", "-layout", str(stem.with_suffix(".pdf")), "-"], capture_output=True,
+                          text=True, check=True).stdout.split("\f")
+
+
 def test_a_short_table_never_splits_and_a_long_one_does(built_fixture, tmp_path):
     """The book's own typst rules, under tables as pandoc writes them (a captioned figure around a
     figure of kind table), pushed down the page a little more each time: a three-row table moves to
     the next page whole (it once left its caption, header and a row on one page and the rest
     overleaf), and a sixty-row table still runs on over two pages rather than leave one blank."""
-    import typst
-    preamble = (built_fixture[0] / ".bookcache" / "typst" / "book.typ").read_text().split("// Title page")[0]
     table = ("#let tbl(n) = block(block[#set figure.caption(position: top)\n"
              "#figure([#figure(align(center)[#table(columns: (50%, 50%), table.header([Head], [Value]),"
              " table.hline(), ..range(n).map(i => ([row #i], [#i])).flatten())], kind: table)],"
              " caption: [Table: #n rows])])\n")
     gaps = range(560, 700, 12)
     body = "".join(f"#v({gap}pt)\nBefore.\n#tbl(3)\n#pagebreak()\n" for gap in gaps) + "#tbl(60)\n"
-    (tmp_path / "t.typ").write_text(preamble + table + body, encoding="utf-8")
-    typst.compile(str(tmp_path / "t.typ"), output=str(tmp_path / "t.pdf"))
-    pages = subprocess.run(["pdftotext", "-layout", str(tmp_path / "t.pdf"), "-"], capture_output=True,
-                           text=True, check=True).stdout.split("\f")
+    pages = typeset_pages(built_fixture, tmp_path / "t", table + body)
     short = [(p.count("row "), "Table: 3 rows" in p) for p in pages if "Table: 3 rows" in p or "row 0 " in p
              and "Table: 60" not in p]
     assert len([s for s in short if s[1]]) == len(gaps)
@@ -126,15 +132,10 @@ def test_a_section_heading_keeps_a_few_lines_below_it(built_fixture, tmp_path):
     """A heading, a one-line lead-in ("Its reference kernel:") and a long paragraph, pushed down the
     page a little more each time: the heading never ends a page with only the lead-in under it (typst
     keeps a heading with the next block only; the Solutions appendix's D.4 once ended page 181 so)."""
-    import typst
-    preamble = (built_fixture[0] / ".bookcache" / "typst" / "book.typ").read_text().split("// Title page")[0]
     gaps = range(560, 700, 8)
     body = "".join(f"#v({gap}pt)\n== Heading {k}\nIts reference kernel:\n\n#lorem(150)\n#pagebreak()\n"
                    for k, gap in enumerate(gaps))
-    (tmp_path / "h.typ").write_text(preamble + body, encoding="utf-8")
-    typst.compile(str(tmp_path / "h.typ"), output=str(tmp_path / "h.pdf"))
-    pages = subprocess.run(["pdftotext", "-layout", str(tmp_path / "h.pdf"), "-"], capture_output=True,
-                           text=True, check=True).stdout.split("\f")
+    pages = typeset_pages(built_fixture, tmp_path / "h", body)
     below = {}
     for page in pages:
         lines = [line.strip() for line in page.splitlines() if line.strip()]
@@ -150,15 +151,10 @@ def test_a_callout_title_never_ends_a_page(built_fixture, tmp_path):
     """A callout (the book's own, from book.typ) pushed down the page a little more each time: its
     title is never the last line of a page with the body overleaf (it was, for eight callouts of
     the book: "Takeaway" at the foot of page 11, "Solution" of page 39, …)."""
-    import typst
-    preamble = (built_fixture[0] / ".bookcache" / "typst" / "book.typ").read_text().split("// Title page")[0]
     gaps = range(600, 700, 6)
     body = "".join(f'#v({gap}pt)\nBefore.\n#callout(kind: "tip", title: [Takeaway {k}])[#lorem(60)]\n#pagebreak()\n'
                    for k, gap in enumerate(gaps))
-    (tmp_path / "c.typ").write_text(preamble + body, encoding="utf-8")
-    typst.compile(str(tmp_path / "c.typ"), output=str(tmp_path / "c.pdf"))
-    pages = subprocess.run(["pdftotext", "-layout", str(tmp_path / "c.pdf"), "-"], capture_output=True,
-                           text=True, check=True).stdout.split("\f")
+    pages = typeset_pages(built_fixture, tmp_path / "c", body)
     below = {}
     for page in pages:
         lines = [line.strip() for line in page.splitlines() if line.strip() and not line.strip().isdigit()]
@@ -189,15 +185,10 @@ def test_a_glossary_entry_is_never_split(built_fixture, tmp_path):
     """A glossary entry (a term list of one item, in its own block) pushed down the page a little
     more each time: its term never ends a page with the definition overleaf (the book's
     "output-stationary" did, on page 159)."""
-    import typst
-    preamble = (built_fixture[0] / ".bookcache" / "typst" / "book.typ").read_text().split("// Title page")[0]
     gaps = range(600, 700, 8)
     body = "".join(f"#v({gap}pt)\nBefore.\n#block[\n/ term{k}: #block[\n#lorem(40)\n]\n]\n#pagebreak()\n"
                    for k, gap in enumerate(gaps))
-    (tmp_path / "g.typ").write_text(preamble + body, encoding="utf-8")
-    typst.compile(str(tmp_path / "g.typ"), output=str(tmp_path / "g.pdf"))
-    pages = subprocess.run(["pdftotext", "-layout", str(tmp_path / "g.pdf"), "-"], capture_output=True,
-                           text=True, check=True).stdout.split("\f")
+    pages = typeset_pages(built_fixture, tmp_path / "g", body)
     below = {}
     for page in pages:
         lines = [line.strip() for line in page.splitlines() if line.strip() and not line.strip().isdigit()]
