@@ -57,26 +57,22 @@ def serve(folder: Path, isolated: bool) -> ThreadingHTTPServer:
     return server
 
 
-# In the page: put ``code`` into the exercise's editor (its CodeMirror view), Run it, and
-# resolve with the page-clock time of its answer (no typing: nothing but the Run is timed).
-RUN = """async (code) => {
+# In the page: put ``code`` into the exercise's editor (its CodeMirror view) and press Run (no
+# typing: nothing but the Run is timed). RUN resolves with the page-clock time of its answer;
+# START_AND_STOP presses Stop once it is running and resolves with when and how it stopped.
+PUT_AND_RUN = """
   const ex = document.querySelector('#ex-coalesced-copy');
   const CM = await import(new URL('../assets/js/editor.js', location.href));   // the page's own module
   const view = CM.EditorView.findFromDOM(ex.querySelector('.cm-editor'));
   view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: code } });
   ex.querySelector('.exercise-run').click();
-  await new Promise((done) => { const o = new MutationObserver(() => {
+"""
+RUN = """async (code) => {""" + PUT_AND_RUN + """  await new Promise((done) => { const o = new MutationObserver(() => {
     if (ex.getAttribute('aria-busy') === 'false') { o.disconnect(); done(); } });
     o.observe(ex, { attributes: true, attributeFilter: ['aria-busy'] }); });
   return { at: performance.now(), said: ex.querySelector('.exercise-message').textContent };
 }"""
-START_AND_STOP = """async (code) => {
-  const ex = document.querySelector('#ex-coalesced-copy');
-  const CM = await import(new URL('../assets/js/editor.js', location.href));   // the page's own module
-  const view = CM.EditorView.findFromDOM(ex.querySelector('.cm-editor'));
-  view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: code } });
-  ex.querySelector('.exercise-run').click();
-  await new Promise((done) => { const t = () => /^Running/.test(ex.querySelector('.exercise-message').textContent)
+START_AND_STOP = """async (code) => {""" + PUT_AND_RUN + """  await new Promise((done) => { const t = () => /^Running/.test(ex.querySelector('.exercise-message').textContent)
     ? done() : requestAnimationFrame(t); t(); });
   const stopped = new Promise((done) => ex.addEventListener('exercise:stopped', (e) => done(e.detail), { once: true }));
   const t0 = performance.now();
