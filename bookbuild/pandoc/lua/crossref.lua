@@ -59,13 +59,15 @@ local function Header(h)
   if h.level == 1 and number:match("^%a$") and FORMAT:match("html") then
     -- an appendix page's title, as Quarto's formatChapterTitle (src/project/types/book/book-chapters.ts):
     -- "Appendix A — Glossary"
-    -- (no break inside "Appendix B" nor on either side of the dash, which never dangles at a
-    -- line's end or start on a phone). The gap before the dash is a character, not only the
-    -- number's margin: search results, copied text and screen readers read the text, which
-    -- said "Appendix A— Glossary"; the class drops the margin so the eye sees one gap.
+    -- (no break inside "Appendix B" nor before the dash, which never starts a line; a line may
+    -- break after it: with a no-break space there too, "Appendix A — Glossary" was one unbreakable
+    -- run, wider than a 390 px phone, and "Glossary" was cut off at the screen's edge). The gap
+    -- before the dash is a character, not only the number's margin: search results, copied text
+    -- and screen readers read the text, which said "Appendix A— Glossary"; the class drops the
+    -- margin so the eye sees one gap.
     h.content = {pandoc.Span(pandoc.Str("Appendix" .. NBSP .. number),
                              {class = "header-section-number appendix-number"}),
-                 pandoc.Str(NBSP .. "—" .. NBSP), table.unpack(h.content)}
+                 pandoc.Str(NBSP .. "—"), pandoc.Space(), table.unpack(h.content)}
     h.attributes["data-number"] = number
     return h
   end
