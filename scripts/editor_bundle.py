@@ -44,7 +44,7 @@ def bundle(out: Path) -> Path:
         raise SystemExit("scripts/editor_bundle.py: node_modules/.bin/esbuild is missing; run `npm ci` "
                          "(package.json lists esbuild and CodeMirror)")
     sys.path.insert(0, str(ROOT))
-    from bookbuild.cache import user_cache_dir
+    from usercache import user_cache_dir
     cached = user_cache_dir() / "editor-bundle" / key() / "editor.js"
     if not cached.exists():
         cached.parent.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,7 @@ import pytest
 # running for five minutes per temporary book; tests/build/test_kernel_daemon.py covers the kept one.
 os.environ.setdefault("BOOKBUILD_EXECUTE_DAEMON", "0")
 
-# The per-user build cache (bookbuild.cache.user_cache_dir: the widget runtime, the packed wasm) is
+# The per-user build cache (usercache.user_cache_dir: the widget runtime, the packed wasm) is
 # one temporary folder for the whole session: the suite neither reads nor fills a real user's, so
 # it runs the same on a fresh machine (CI) as on a developer's.
 import atexit  # noqa: E402

@@ -21,7 +21,7 @@
 
 What the Node step makes depends only on its inputs (the Pyodide release, the prep script, this
 file, ``calc`` and ``widgets``), so it is kept in the per-user cache
-(``bookbuild.cache.user_cache_dir()``: ``$BOOKBUILD_CACHE_DIR``, else ``~/.cache/bookbuild``)
+(``usercache.user_cache_dir()``: ``$BOOKBUILD_CACHE_DIR``, else ``~/.cache/bookbuild``)
 under ``widget-runtime/<key>/`` and made once per key for every clone on the machine; the packed
 wasm under ``pyodide-wasm/<version>-<codec>/``.  A build with nothing changed only compares
 files.  Without Node, a plain fallback (``FALLBACK_MODULES`` as ``.py``) keeps the book
@@ -59,7 +59,7 @@ def build_runtime(site_dir: Path, project_root: Path, *, node: str = "node", cac
     """Write ``site_dir/pyodide/``; returns {file name: bytes} of what is there. ``made`` (if
     given) gets the names of the cache entries made now rather than found ("wasm", "runtime")."""
     site_dir, project_root = Path(site_dir), Path(project_root)
-    from bookbuild.cache import shared_entry, user_cache_dir   # here: a render without HTML needs neither
+    from usercache import shared_entry, user_cache_dir   # here: a render without HTML needs neither
     cache_dir = Path(cache_dir) if cache_dir else user_cache_dir()
     made = made if made is not None else []
     src = pyodide_dir(project_root)
@@ -125,7 +125,7 @@ def _packed_wasm(src: Path, cache_dir: Path, made: list[str]) -> Path:
     def make(tmp: Path) -> None:
         (tmp / (WASM + ".gz")).write_bytes(pack((src / WASM).read_bytes()))
 
-    from bookbuild.cache import shared_entry
+    from usercache import shared_entry
     entry, fresh = shared_entry(cache_dir / "pyodide-wasm" / f"{version}-{codec}", make)
     if fresh:
         made.append("wasm")

@@ -26,6 +26,28 @@ def built_book(book_copy) -> Path:
     return book_copy.ensure(("html",))
 
 
+# The built book served, once per session for every module that reads it, by the two kinds of
+# server the tests need: a plain static host (a11y_site.serve: files as they are) and one that
+# gzips ahead and says what it sent, as a CDN would (tests/browser/site_fixture.serve).
+@pytest.fixture(scope="session")
+def book_url(built_book) -> str:
+    """The built book on a plain static server: its base URL, ending in '/'."""
+    from a11y_site import serve
+    server = serve(built_book)
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+
+
+@pytest.fixture(scope="session")
+def book_url_gz(built_book) -> str:
+    """The built book on a server that sends it gzipped with cache headers: its base URL."""
+    sys.path.insert(0, str(ROOT / "tests" / "browser"))
+    from site_fixture import serve
+    url, server = serve(built_book)
+    yield url
+    server.shutdown()
+
+
 def pandoc_bin() -> str:
     from bookbuild import pandoc
     return pandoc.binary()

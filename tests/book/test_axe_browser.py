@@ -5,17 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from a11y_site import AXE, CONFIGS, pages, serve  # noqa: E402  (same folder)
+from a11y_site import AXE, CONFIGS, pages  # noqa: E402  (same folder)
 
 pytestmark = pytest.mark.browser
 TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]
-
-
-@pytest.fixture(scope="module")
-def book_url(built_book):
-    server = serve(built_book)
-    yield f"http://127.0.0.1:{server.server_address[1]}/", pages(built_book)
-    server.shutdown()
 
 
 def axe(page) -> list[dict]:
@@ -27,9 +20,9 @@ def axe(page) -> list[dict]:
 
 
 @pytest.mark.parametrize("config", list(CONFIGS))
-def test_no_axe_violations(chromium, book_url, config):
+def test_no_axe_violations(chromium, book_url, built_book, config):
     assert AXE.exists(), f"{AXE} is missing: run scripts/install.sh (npm package axe-core)"
-    base, names = book_url
+    base, names = book_url, pages(built_book)
     assert len(names) >= 10, names
     context = chromium.new_context(**CONFIGS[config])
     context.set_default_timeout(20000)

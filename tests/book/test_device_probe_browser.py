@@ -14,7 +14,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
 sys.path.insert(0, str(Path(__file__).parent))
-from site_fixture import serve  # noqa: E402
 from webwatch import watch  # noqa: E402
 from a11y_site import AXE  # noqa: E402
 
@@ -26,13 +25,6 @@ WIDGET = "#fig-roofline-explorer .widget, .widget[data-widget=roofline]"
 STORED = "() => window.BookDevice.get()"
 DEVICE_OPTIONS = """() => [...document.querySelector('.widget[data-widget=roofline] select[name=device]').options]
   .map(o => o.value).filter(v => v.startsWith('yours-'))"""
-
-
-@pytest.fixture(scope="module")
-def book(built_book):
-    url, server = serve(built_book)
-    yield url
-    server.shutdown()
 
 
 def open_page(browser, url, viewport=None, init=None):
@@ -56,8 +48,8 @@ def positive(f):
     return f["median"] > 0 and 0 < f["lo"] <= f["median"] <= f["hi"] and f["n"] >= 1
 
 
-def test_probe_on_swiftshader_measures_persists_and_becomes_your_device(chromium_webgpu, book):
-    w = open_page(chromium_webgpu, book + PAGE)
+def test_probe_on_swiftshader_measures_persists_and_becomes_your_device(chromium_webgpu, book_url_gz):
+    w = open_page(chromium_webgpu, book_url_gz + PAGE)
     page = w.page
     probe = page.locator(".device-probe")
     assert "GPU through WebGPU" in probe.locator(".device-probe-plan").inner_text()
@@ -109,28 +101,28 @@ def test_probe_on_swiftshader_measures_persists_and_becomes_your_device(chromium
     assert probe.get_by_role("button", name="Delete the measurement").is_visible()
 
     # The hardware appendix: a row labelled as measured, not as a specification.
-    page.goto(book + APPENDIX)
+    page.goto(book_url_gz + APPENDIX)
     row = page.locator("#tbl-hardware-summary tr.measured-row")
     row.first.wait_for()                     # measured-device.js comes after the page's parse
     assert row.count() == 1
     assert "measured in this browser" in row.inner_text() and "not a specification" in row.inner_text()
 
     # Delete: gone from storage, the widget's list and the appendix.
-    page.goto(book + PAGE)
+    page.goto(book_url_gz + PAGE)
     page.wait_for_function("document.querySelector('.device-probe')?.dataset.wired === '1'")
     page.get_by_role("button", name="Delete the measurement").click()
     assert page.evaluate(STORED) is None
     assert page.evaluate(DEVICE_OPTIONS) == []
     assert "deleted" in probe.locator(".device-probe-status").inner_text()
-    page.goto(book + APPENDIX)                 # nothing stored: measured-device.js is not even fetched
+    page.goto(book_url_gz + APPENDIX)                 # nothing stored: measured-device.js is not even fetched
     page.wait_for_function("document.readyState === 'complete'")
     assert page.locator("tr.measured-row").count() == 0 and page.evaluate("!window.BookDevice")
     assert w.errors == [] and w.outside == []
     w.context.close()
 
 
-def test_deleting_the_device_a_widget_draws_puts_back_its_default(chromium_webgpu, book):
-    w = open_page(chromium_webgpu, book + PAGE, init="navigator.connection && Object.defineProperty(navigator.connection, 'saveData', {value: true});")
+def test_deleting_the_device_a_widget_draws_puts_back_its_default(chromium_webgpu, book_url_gz):
+    w = open_page(chromium_webgpu, book_url_gz + PAGE, init="navigator.connection && Object.defineProperty(navigator.connection, 'saveData', {value: true});")
     page = w.page
     assert "Save-Data is on" in page.locator(".device-probe-plan").inner_text()
     r = measure(page)
@@ -150,10 +142,10 @@ def test_deleting_the_device_a_widget_draws_puts_back_its_default(chromium_webgp
     w.context.close()
 
 
-def test_without_webgpu_the_probe_measures_the_cpu_only(chromium, book):
+def test_without_webgpu_the_probe_measures_the_cpu_only(chromium, book_url_gz):
     """The suite's Chromium has --disable-gpu: WebGPU gives no adapter. With navigator.gpu removed
     too, the page says before the click that it will measure the CPU only."""
-    w = open_page(chromium, book + PAGE)
+    w = open_page(chromium, book_url_gz + PAGE)
     r = measure(w.page)
     assert r["gpuStatus"] == "no-adapter" and "gpu" not in r and positive(r["cpu"]["read"])
     assert "WebGPU gave no adapter" in w.page.locator(".device-probe").inner_text()
@@ -161,7 +153,7 @@ def test_without_webgpu_the_probe_measures_the_cpu_only(chromium, book):
     w.page.get_by_role("button", name="Delete the measurement").click()
     w.context.close()
 
-    w = open_page(chromium, book + PAGE, init="delete Navigator.prototype.gpu;")
+    w = open_page(chromium, book_url_gz + PAGE, init="delete Navigator.prototype.gpu;")
     assert "This browser has no WebGPU, so the probe will measure the CPU only" in w.page.locator(".device-probe-plan").inner_text()
     r = measure(w.page)
     assert r["gpuStatus"] == "none" and positive(r["cpu"]["fma"])
@@ -171,8 +163,8 @@ def test_without_webgpu_the_probe_measures_the_cpu_only(chromium, book):
 
 
 @pytest.mark.parametrize("viewport", [{"width": 1440, "height": 900}, {"width": 390, "height": 844}], ids=["1440px", "390px"])
-def test_the_probe_is_keyboard_usable_and_axe_clean(chromium_webgpu, book, viewport):
-    w = open_page(chromium_webgpu, book + PAGE, viewport=viewport)
+def test_the_probe_is_keyboard_usable_and_axe_clean(chromium_webgpu, book_url_gz, viewport):
+    w = open_page(chromium_webgpu, book_url_gz + PAGE, viewport=viewport)
     page = w.page
     run = page.get_by_role("button", name="Measure this device")
     run.focus()
@@ -190,11 +182,11 @@ def test_the_probe_is_keyboard_usable_and_axe_clean(chromium_webgpu, book, viewp
     w.context.close()
 
 
-def test_a_gpu_part_stopped_at_its_cap_keeps_what_it_measured(chromium_webgpu, book):
+def test_a_gpu_part_stopped_at_its_cap_keeps_what_it_measured(chromium_webgpu, book_url_gz):
     """The GPU part's time cap (7 s in full; 1 ms here, through the quick mode's probe-gpu-cap) ends
     it after its first step (read, write and copy, measured in turn): those are kept and shown, the reader is told the rest is missing,
-    a GPU without its FMA figure is no device of the book, and the CPU is measured all the same."""
-    w = open_page(chromium_webgpu, book + PAGE + "&probe-gpu-cap=1")
+    a GPU without its FMA figure is no device of the book_url_gz, and the CPU is measured all the same."""
+    w = open_page(chromium_webgpu, book_url_gz + PAGE + "&probe-gpu-cap=1")
     r = measure(w.page)
     gpu = r["gpu"]
     assert r["gpuStatus"] == "ok" and positive(gpu["read"]) and positive(gpu["copy"])

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from a11y_site import AXE, CONFIGS, serve  # noqa: E402  (same folder)
+from a11y_site import AXE, CONFIGS  # noqa: E402  (same folder)
 
 pytestmark = pytest.mark.browser
 PAGE = "chapters/roofline.html"
@@ -48,13 +48,6 @@ RESULT = {
             "fma": {**fig(50e9, "FLOP/s"), "fused": True}},
 }
 STORE = f"localStorage.setItem('bytes-not-flops/measured-device/v1', {json.dumps(json.dumps(RESULT))});"
-
-
-@pytest.fixture(scope="module")
-def book(built_book):
-    server = serve(built_book)
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
 
 
 def open_page(browser, url, config, stored):
@@ -107,9 +100,9 @@ def axe(page, where=EX):
 
 
 @pytest.mark.parametrize("config", ["desktop-light", "phone-dark"])
-def test_the_exercise_roofline_offers_the_readers_measured_device(chromium, book, config):
+def test_the_exercise_roofline_offers_the_readers_measured_device(chromium, book_url, config):
     touch = config.startswith("phone")
-    context, page, errors = open_page(chromium, book + PAGE, config, stored=True)
+    context, page, errors = open_page(chromium, book_url + PAGE, config, stored=True)
     try:
         check_reference(page, touch)
         caps = captions(page)
@@ -155,8 +148,8 @@ def test_the_exercise_roofline_offers_the_readers_measured_device(chromium, book
     assert not errors, errors
 
 
-def test_with_nothing_measured_the_exercise_invites_the_probe(chromium, book):
-    context, page, errors = open_page(chromium, book + PAGE, "desktop-light", stored=False)
+def test_with_nothing_measured_the_exercise_invites_the_probe(chromium, book_url):
+    context, page, errors = open_page(chromium, book_url + PAGE, "desktop-light", stored=False)
     try:
         check_reference(page, False)
         assert captions(page) == ["NVIDIA A100 SXM4 40GB: the datasheet's roofs"]
@@ -168,10 +161,10 @@ def test_with_nothing_measured_the_exercise_invites_the_probe(chromium, book):
     assert not errors, errors
 
 
-def test_the_real_probe_on_swiftshader_puts_the_cpu_under_the_exercise(chromium_webgpu, book):
+def test_the_real_probe_on_swiftshader_puts_the_cpu_under_the_exercise(chromium_webgpu, book_url):
     """SwiftShader is a CPU emulating a GPU: the probe stores the CPU as "your device" and not the
     GPU, and the exercise draws the kernel on that CPU's measured roofs."""
-    context, page, errors = open_page(chromium_webgpu, book + PAGE + "?probe=quick", "desktop-light", stored=False)
+    context, page, errors = open_page(chromium_webgpu, book_url + PAGE + "?probe=quick", "desktop-light", stored=False)
     try:
         page.wait_for_function("document.querySelector('.device-probe')?.dataset.wired === '1'")
         page.get_by_role("button", name="Measure this device").click()
@@ -190,9 +183,9 @@ def test_the_real_probe_on_swiftshader_puts_the_cpu_under_the_exercise(chromium_
     assert not errors, errors
 
 
-def test_the_data_movement_chapter_invites_the_measurement_and_shows_the_readers_threshold(chromium, book):
+def test_the_data_movement_chapter_invites_the_measurement_and_shows_the_readers_threshold(chromium, book_url):
     """The first chapter's threshold (FLOP per byte) of its illustrative laptop, beside the reader's own."""
-    context, page, errors = open_page(chromium, book + "chapters/data-movement.html", "desktop-light", stored=False)
+    context, page, errors = open_page(chromium, book_url + "chapters/data-movement.html", "desktop-light", stored=False)
     try:
         box = page.locator(".measured-ridge")
         assert box.count() == 1 and "can measure it in this browser" in box.inner_text()
@@ -200,7 +193,7 @@ def test_the_data_movement_chapter_invites_the_measurement_and_shows_the_readers
         assert page.locator(".measured-ridge-yours").count() == 0
         # the reader measures in another tab (the roofline chapter's probe stores the result)
         other = context.new_page()
-        other.goto(book + "index.html", wait_until="load")
+        other.goto(book_url + "index.html", wait_until="load")
         other.evaluate(STORE)
         page.wait_for_function("document.querySelector('.measured-ridge-yours')")
         other.close()
@@ -216,13 +209,13 @@ def test_the_data_movement_chapter_invites_the_measurement_and_shows_the_readers
     assert not errors, errors
 
 
-def test_the_measured_device_script_is_fetched_only_where_a_page_shows_a_stored_measurement(chromium, book):
+def test_the_measured_device_script_is_fetched_only_where_a_page_shows_a_stored_measurement(chromium, book_url):
     """measured-device.js was on every page (_includes/head.html). Now the first page and a page
     whose parts could show a device (the hardware appendix's table) never fetch it with nothing
     stored; with a measurement stored the first page still does not, and the appendix fetches it
     and shows the measured rows."""
     def visit(path, stored):
-        context, page, errors = open_page(chromium, book + path, "desktop-light", stored)
+        context, page, errors = open_page(chromium, book_url + path, "desktop-light", stored)
         try:
             page.wait_for_function("document.readyState === 'complete'")
             fetched = page.evaluate("performance.getEntriesByType('resource').some((e) => e.name.endsWith('/measured-device.js'))")
@@ -240,12 +233,12 @@ def test_the_measured_device_script_is_fetched_only_where_a_page_shows_a_stored_
     assert visit("appendices/hardware.html", stored=True) == (True, 2, True)      # Your GPU, Your CPU
 
 
-def test_a_kernel_without_arithmetic_gets_its_time_bound_on_the_readers_device(chromium, book):
+def test_a_kernel_without_arithmetic_gets_its_time_bound_on_the_readers_device(chromium, book_url):
     """The GPU chapter's copy: no point on a roofline (no FLOPs), its bytes' time bound instead,
     on the datasheet's bandwidth and on each measured device's."""
     ex, code = "#ex-coalesced-copy", ("def copy(A, B, n):\n    i = blockIdx.x * blockDim.x + threadIdx.x\n"
                                       "    if i < n:\n        B[i] = A[i]\n")
-    context, page, errors = open_page(chromium, book + "chapters/gpu.html", "desktop-light", stored=True)
+    context, page, errors = open_page(chromium, book_url + "chapters/gpu.html", "desktop-light", stored=True)
     try:
         check_reference(page, False, ex, code)
         assert captions(page, ex) == ["NVIDIA A100 SXM4 40GB, datasheet bandwidth"]
@@ -259,10 +252,10 @@ def test_a_kernel_without_arithmetic_gets_its_time_bound_on_the_readers_device(c
 
 
 @pytest.mark.parametrize("config", ["desktop-light", "phone-light"])
-def test_the_memory_budget_offers_the_measured_device_with_the_memory_the_reader_sets(chromium, book, config):
+def test_the_memory_budget_offers_the_measured_device_with_the_memory_the_reader_sets(chromium, book_url, config):
     """The serving chapter's memory-budget widget: "Your GPU" in its device list; choosing it shows the
     memory control (hidden for a datasheet device), and the time bound uses the measured figures."""
-    context, page, errors = open_page(chromium, book + "chapters/serving.html", config, stored=True)
+    context, page, errors = open_page(chromium, book_url + "chapters/serving.html", config, stored=True)
     try:
         w = page.locator("#fig-serving-explore")
         w.scroll_into_view_if_needed()

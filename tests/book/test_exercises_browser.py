@@ -1,4 +1,4 @@
-"""Exercises in the built book, in Chromium at 1440 px and at 390 px with touch (issue #29): the
+"""Exercises in the built book_url, in Chromium at 1440 px and at 390 px with touch (issue #29): the
 editor loads only when the reader reaches an exercise; a wrong kernel is told what is wrong and
 where; the reference passes with its budgets, counts and roofline/bytes figure; a reload keeps the
 code and the solved state; Stop ends a `while True: pass` kernel and the page stays usable;
@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from a11y_site import AXE, CONFIGS, serve  # noqa: E402  (same folder)
+from a11y_site import AXE, CONFIGS  # noqa: E402  (same folder)
 
 pytestmark = pytest.mark.browser
 CHAPTER = "chapters/gpu.html"
@@ -40,13 +40,6 @@ FOREVER = """def copy(A, B, n):
 def gpu_exercises(built_book) -> int:
     """How many exercises the GPU chapter has, counted in its built page (not a number to keep in step)."""
     return (built_book / "chapters" / "gpu.html").read_text(encoding="utf-8").count('<section class="exercise"')
-
-
-@pytest.fixture(scope="module")
-def book(built_book):
-    server = serve(built_book)
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
 
 
 def open_page(chromium, url, config):
@@ -112,9 +105,9 @@ def check(page, touch, expect):
 
 
 @pytest.mark.parametrize("config", ["desktop-light", "phone-light"])
-def test_wrong_then_right_then_reload(chromium, book, config, built_book):
+def test_wrong_then_right_then_reload(chromium, book_url, config, built_book):
     touch = config.startswith("phone")
-    context, page, errors, requests = open_page(chromium, book + CHAPTER, config)
+    context, page, errors, requests = open_page(chromium, book_url + CHAPTER, config)
     try:
         # nothing of the editor or of Python before the reader comes near the exercise
         assert not [u for u in requests if re.search(r"editor\.js|exercises\.js|pyodide|widgets-worker", u)], requests
@@ -154,7 +147,7 @@ def test_wrong_then_right_then_reload(chromium, book, config, built_book):
         assert editor_text(page).strip() == REFERENCE.strip()
         assert page.locator(f"{EX}.solved").count() == 1
         # the index page counts it
-        page.goto(book + "index.html", wait_until="load")
+        page.goto(book_url + "index.html", wait_until="load")
         page.wait_for_function("document.querySelector('.exercise-progress-count').textContent.includes('solved')")
         assert page.locator(".exercise-progress li", has_text="Inside a GPU").inner_text().endswith(
             f"1 of {gpu_exercises(built_book)} solved")
@@ -163,13 +156,13 @@ def test_wrong_then_right_then_reload(chromium, book, config, built_book):
     assert not errors, errors
 
 
-def test_on_a_widget_page_the_exercises_wait_for_the_widgets_runtime_then_check(chromium, book):
+def test_on_a_widget_page_the_exercises_wait_for_the_widgets_runtime_then_check(chromium, book_url):
     """Landing on the roofline widget with an exercise just above it: the exercises' script (the
     editor's 370 kB) and their own Python start only once the widgets' runtime has started and
     stored its snapshot, so they do not take the CPU the widget's start needs; the exercise then
     works, its Python from exercises-py.zip, which only the exercises' worker fetches."""
     ex = "#ex-roofline-horner"
-    context, page, errors, requests = open_page(chromium, book + "chapters/roofline.html#sec-roofline-widget",
+    context, page, errors, requests = open_page(chromium, book_url + "chapters/roofline.html#sec-roofline-widget",
                                                 "desktop-light")
     try:
         page.wait_for_function("document.querySelector('[data-widget=roofline]').dataset.state === 'live'")
@@ -195,8 +188,8 @@ def test_on_a_widget_page_the_exercises_wait_for_the_widgets_runtime_then_check(
     assert not errors, errors
 
 
-def test_stop_ends_a_runaway_kernel_and_the_page_stays_usable(chromium, book):
-    context, page, errors, _ = open_page(chromium, book + CHAPTER, "desktop-light")
+def test_stop_ends_a_runaway_kernel_and_the_page_stays_usable(chromium, book_url):
+    context, page, errors, _ = open_page(chromium, book_url + CHAPTER, "desktop-light")
     try:
         reach(page)
         type_code(page, FOREVER, False)
@@ -221,8 +214,8 @@ def test_stop_ends_a_runaway_kernel_and_the_page_stays_usable(chromium, book):
     assert not errors, errors
 
 
-def test_hints_one_at_a_time_start_over_and_a_confirmed_solution(chromium, book):
-    context, page, errors, _ = open_page(chromium, book + CHAPTER, "desktop-light")
+def test_hints_one_at_a_time_start_over_and_a_confirmed_solution(chromium, book_url):
+    context, page, errors, _ = open_page(chromium, book_url + CHAPTER, "desktop-light")
     try:
         reach(page)
         hints = page.locator(f"{EX} .exercise-hint")
@@ -256,8 +249,8 @@ def test_hints_one_at_a_time_start_over_and_a_confirmed_solution(chromium, book)
 
 
 @pytest.mark.parametrize("config", list(CONFIGS))
-def test_no_axe_violations_on_a_checked_exercise(chromium, book, config):
-    context, page, errors, _ = open_page(chromium, book + CHAPTER, config)
+def test_no_axe_violations_on_a_checked_exercise(chromium, book_url, config):
+    context, page, errors, _ = open_page(chromium, book_url + CHAPTER, config)
     try:
         reach(page)
         page.locator(f"{EX} .exercise-hint-next").click()
@@ -274,8 +267,8 @@ def test_no_axe_violations_on_a_checked_exercise(chromium, book, config):
     assert not errors, errors
 
 
-def test_index_progress_export_reset_import(chromium, book, tmp_path, built_book):
-    context, page, errors, _ = open_page(chromium, book + "index.html", "phone-light")
+def test_index_progress_export_reset_import(chromium, book_url, tmp_path, built_book):
+    context, page, errors, _ = open_page(chromium, book_url + "index.html", "phone-light")
     try:
         page.evaluate("""localStorage.setItem('book-exercises', JSON.stringify(
             {'ex-coalesced-copy': {code: 'def copy(A, B, n):\\n    pass\\n', solved: true, updated: '2026-01-01T00:00:00Z'}}))""")

@@ -5,16 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from a11y_site import CONFIGS, serve  # noqa: E402  (same folder)
+from a11y_site import CONFIGS  # noqa: E402  (same folder)
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def base(built_book):
-    server = serve(built_book)
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
 
 
 def open_page(chromium, base, config, path):
@@ -35,10 +28,10 @@ PREVIEW = """() => { const b = document.querySelector('.xref-preview'); const r 
 
 
 @pytest.mark.parametrize("low", [False, True], ids=["link-high", "link-low"])
-def test_cross_reference_previews_fit_the_screen(chromium, base, low):
+def test_cross_reference_previews_fit_the_screen(chromium, book_url, low):
     """Every figure and table preview of the serving chapter, its link near the top or the bottom
     of the screen: the preview stays inside the screen and its images inside the preview."""
-    context, page, errors = open_page(chromium, base, "desktop-light", "chapters/serving.html")
+    context, page, errors = open_page(chromium, book_url, "desktop-light", "chapters/serving.html")
     seen = set()
     links = page.locator("a.xref[data-xref-kind='fig'], a.xref[data-xref-kind='tbl']")
     for i in range(links.count()):
@@ -89,10 +82,10 @@ TABS = """() => [...document.querySelectorAll('.panel-tabset')].flatMap(t => {
 
 
 @pytest.mark.parametrize("config", ["desktop-light", "desktop-dark", "phone-light"])
-def test_listings_stay_inside_their_tab_box(chromium, base, config):
+def test_listings_stay_inside_their_tab_box(chromium, book_url, config):
     """Every tab box of the attention chapter (pseudocode and CUDA): nothing in a panel reaches
     past the box's right edge (a wide listing scrolls inside it or the box takes the width)."""
-    context, page, errors = open_page(chromium, base, config, "chapters/attention.html")
+    context, page, errors = open_page(chromium, book_url, config, "chapters/attention.html")
     tabs = page.evaluate(TABS)
     assert tabs
     assert [t for t in tabs if t["reach"] > t["right"] + 0.5] == []
@@ -116,12 +109,12 @@ SELECT_HEADING_AND_MATH = """() => {
 }"""
 
 
-def test_the_suggestion_carries_the_passage_as_a_reader_reads_it(chromium, base):
+def test_the_suggestion_carries_the_passage_as_a_reader_reads_it(chromium, book_url):
     """Static host (issue links): a passage from a section heading through a paragraph with math
     reaches the issue once each: no heading number, no "#" permalink, the formula once (not its
     MathML, TeX and drawing in a row), no text of the hidden phone contents list; the title's
     quote is cut at a word."""
-    context, page, errors = open_page(chromium, base, "desktop-light", "chapters/roofline.html")
+    context, page, errors = open_page(chromium, book_url, "desktop-light", "chapters/roofline.html")
     opened = []
     context.route("https://github.com/**", lambda r: (opened.append(r.request.url), r.abort()))
     info = page.evaluate(SELECT_HEADING_AND_MATH)
@@ -150,12 +143,12 @@ def test_the_suggestion_carries_the_passage_as_a_reader_reads_it(chromium, base)
     assert not errors, errors
 
 
-def test_a_static_host_offers_the_clipboard_beside_the_issue_link(chromium, base):
+def test_a_static_host_offers_the_clipboard_beside_the_issue_link(chromium, book_url):
     """The book as built (issue links, no service): the form offers "Copy the suggestion" before
     anything fails, says what to do without an account, and copying puts the suggestion, with its
     passage, on the clipboard."""
-    context, page, errors = open_page(chromium, base, "desktop-light", "chapters/roofline.html")
-    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base.rstrip("/"))
+    context, page, errors = open_page(chromium, book_url, "desktop-light", "chapters/roofline.html")
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=book_url.rstrip("/"))
     page.evaluate("""() => { const p = document.querySelector('main p'); const r = document.createRange();
         r.selectNodeContents(p); getSelection().removeAllRanges(); getSelection().addRange(r); }""")
     page.get_by_role("button", name="Suggest a change").click()
@@ -175,10 +168,10 @@ def test_a_static_host_offers_the_clipboard_beside_the_issue_link(chromium, base
 
 
 @pytest.mark.parametrize("config", ["desktop-light", "phone-light"])
-def test_the_editions_page_is_a_page_of_the_book(chromium, base, config):
+def test_the_editions_page_is_a_page_of_the_book(chromium, book_url, config):
     """The Editions page has the book's sidebar (a drawer on a phone), search and theme toggle like
     every page; its sizes stay on one line; its BibTeX is shown whole, with a Copy button."""
-    context, page, errors = open_page(chromium, base, config, "editions.html")
+    context, page, errors = open_page(chromium, book_url, config, "editions.html")
     assert page.locator("#sidebar a[href*='chapters/']").count() >= 5
     assert page.locator(".search-open").is_visible() and page.locator(".theme-toggle").is_visible()
     page.locator(".theme-toggle").click()
@@ -194,11 +187,11 @@ def test_the_editions_page_is_a_page_of_the_book(chromium, base, config):
     assert not errors, errors
 
 
-def test_tables_code_and_widgets_use_the_width_at_1440px(chromium, base):
+def test_tables_code_and_widgets_use_the_width_at_1440px(chromium, book_url):
     """1440 px (#34, 16): the text keeps its measure, while a wide table (Table 7.3, marked
     column-page-right as Quarto's column classes) and the widgets take the margin column too: the
     table's cells stay on one line ("1.61 GFLOP" wrapped) and a widget is wider than the text."""
-    context, page, errors = open_page(chromium, base, "desktop-light", "chapters/serving.html")
+    context, page, errors = open_page(chromium, book_url, "desktop-light", "chapters/serving.html")
     text = page.evaluate("document.querySelector('main > section p, main p').getBoundingClientRect().width")
     table = page.evaluate(r"""() => { const t = document.querySelector('#tbl-serving-step table');
       // its figures: a number and its unit ("1.61 GFLOP"); headers and names may wrap

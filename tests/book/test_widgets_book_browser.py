@@ -12,7 +12,6 @@ expect = pytest.importorskip("playwright.sync_api").expect
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
-from site_fixture import serve  # noqa: E402
 from webwatch import NEXT_FRAMES, SCROLL_STILL, watch  # noqa: E402
 
 pytestmark = pytest.mark.browser
@@ -45,13 +44,6 @@ def widget_pages(book: Path) -> list[str]:
                   if "data-widget=" in p.read_text(encoding="utf-8"))
 
 
-@pytest.fixture(scope="module")
-def book(built_book):
-    url, server = serve(built_book)
-    yield url, widget_pages(built_book)
-    server.shutdown()
-
-
 def context(chromium, viewport, **extra):
     phone = viewport is PHONE
     ctx = chromium.new_context(viewport=viewport, is_mobile=phone, has_touch=phone, **extra)
@@ -59,10 +51,10 @@ def context(chromium, viewport, **extra):
 
 
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1440px", "390px"])
-def test_the_static_figure_takes_the_live_widgets_box(chromium, book, viewport):
+def test_the_static_figure_takes_the_live_widgets_box(chromium, book_url_gz, built_book, viewport):
     """Every widget of the book: its box with the runtime blocked (the build's figure, for this
     width) and once live and drawn by Python are the same, to a pixel's fraction."""
-    base, pages = book
+    base, pages = book_url_gz, widget_pages(built_book)
     assert pages, "no widget pages in the built book"
     for page in pages:
         static = context(chromium, viewport)
@@ -99,8 +91,8 @@ def touch_drag(page, x, y, dx, dy, steps=8):
     cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
 
 
-def test_the_3d_view_turns_with_a_finger_and_no_other_figure_takes_the_page(chromium, book):
-    base, _ = book
+def test_the_3d_view_turns_with_a_finger_and_no_other_figure_takes_the_page(chromium, book_url_gz, built_book):
+    base = book_url_gz
     web = context(chromium, PHONE)
     page = web.page
     page.goto(base + "chapters/cuda-threads.html")
@@ -132,8 +124,8 @@ SAVE_DATA = """Object.defineProperty(Navigator.prototype, 'connection',
   {get: () => ({saveData: true, effectiveType: '4g', addEventListener() {}})});"""
 
 
-def test_save_data_downloads_nothing_until_a_widget_is_near(chromium, book):
-    base, _ = book
+def test_save_data_downloads_nothing_until_a_widget_is_near(chromium, book_url_gz, built_book):
+    base = book_url_gz
     web = context(chromium, DESKTOP)
     web.context.add_init_script(SAVE_DATA)
     page = web.page
@@ -159,9 +151,9 @@ def test_save_data_downloads_nothing_until_a_widget_is_near(chromium, book):
     web.context.close()
 
 
-def test_without_save_data_the_runtime_starts_with_the_page(chromium, book):
+def test_without_save_data_the_runtime_starts_with_the_page(chromium, book_url_gz, built_book):
     """A reader far from any widget still gets the runtime (it is ready when they arrive)."""
-    base, _ = book
+    base = book_url_gz
     web = context(chromium, DESKTOP)
     page = web.page
     page.goto(base + "chapters/roofline.html")     # the widget is screens below the top
@@ -184,12 +176,12 @@ document.addEventListener('DOMContentLoaded', () => { const w = document.querySe
 
 
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1440px", "390px"])
-def test_nothing_moves_while_a_widget_page_loads_and_goes_live(chromium, book, viewport):
+def test_nothing_moves_while_a_widget_page_loads_and_goes_live(chromium, book_url_gz, built_book, viewport):
     """Every chapter with widgets: from the first paint until the page has settled (every widget
     live, drawn, its background redraw and warm-up done: widgets-host.js's widgets:settled), the
     page moves by no more than 0.01 (the goal of #17). The page's own furniture (copy
     buttons, folds, figure widths, the contents list, Predict controls) is the build's."""
-    base, pages = book
+    base, pages = book_url_gz, widget_pages(built_book)
     for page in pages:
         web = context(chromium, viewport)
         web.context.add_init_script(SHIFTS_NEAR_A_WIDGET)
@@ -203,11 +195,11 @@ def test_nothing_moves_while_a_widget_page_loads_and_goes_live(chromium, book, v
         web.context.close()
 
 
-def test_the_next_chapter_finds_python_running(chromium, book):
+def test_the_next_chapter_finds_python_running(chromium, book_url_gz, built_book):
     """With the book's SharedWorker, a reader who goes on to another chapter with widgets finds the
     interpreter the first started: that page's widgets go live without booting Python. The page
     head's early script and widgets-host.js name the worker alike."""
-    base, pages = book
+    base, pages = book_url_gz, widget_pages(built_book)
     assert len(pages) >= 2
     ctx = chromium.new_context(viewport=DESKTOP)
     web = watch(ctx, allow=("http://127.0.0.1",), shared_worker=True)
@@ -223,13 +215,13 @@ def test_the_next_chapter_finds_python_running(chromium, book):
     ctx.close()
 
 
-def test_a_tall_figure_stays_in_view_while_its_controls_are_used_on_a_phone(chromium, book):
+def test_a_tall_figure_stays_in_view_while_its_controls_are_used_on_a_phone(chromium, book_url_gz, built_book):
     """390 px: a widget whose figure is too tall to stay above its controls (not widget-sticky) is
     pinned at the top, drawn within half the screen, once the reader touches a control; the control
     stays reachable (nothing covers it) and the page does not move; leaving the widget ends it.
     (A drawing that would need less than 3/4 of its size to fit is not pinned at all (#34): the
     widget tested is one that fits.)"""
-    base, pages = book
+    base, pages = book_url_gz, widget_pages(built_book)
     web = context(chromium, PHONE)
     page = web.page
     tall = None

@@ -8,20 +8,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
-from site_fixture import serve  # noqa: E402
 from webwatch import watch  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
 DESKTOP, PHONE = {"width": 1440, "height": 900}, {"width": 390, "height": 844}
 ALL_LIVE = "[...document.querySelectorAll('.widget[data-widget]')].every(w => w.dataset.state === 'live')"
-
-
-@pytest.fixture(scope="module")
-def base(built_book):
-    url, server = serve(built_book)
-    yield url
-    server.shutdown()
 
 
 def open_live(chromium, base, page_path, viewport):
@@ -58,11 +50,11 @@ def sliders(root):
                                               ("chapters/attention.html", "attention-runner"),
                                               ("chapters/communication.html", "collective-stepper"),
                                               ("chapters/communication.html", "parallel-planner")])
-def test_a_pinned_figure_never_covers_the_control_in_use(chromium, base, page_path, widget):
+def test_a_pinned_figure_never_covers_the_control_in_use(chromium, book_url_gz, page_path, widget):
     """Phone: a tap on any slider, with the slider high or low on the screen, leaves that slider
     reachable (nothing drawn over it); the caption scrolls with the page; a pinned drawing is at
     least three quarters of its size (its text stays readable)."""
-    web = open_live(chromium, base, page_path, PHONE)
+    web = open_live(chromium, book_url_gz, page_path, PHONE)
     page = web.page
     root = page.locator(f'.widget[data-widget="{widget}"]').first
     handle = root.element_handle()
@@ -98,9 +90,9 @@ def test_a_pinned_figure_never_covers_the_control_in_use(chromium, base, page_pa
 
 
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1440px", "390px"])
-def test_controls_that_do_not_apply_stay_hidden(chromium, base, viewport):
+def test_controls_that_do_not_apply_stay_hidden(chromium, book_url_gz, viewport):
     """A control its widget hides (show_if) takes no room at either width."""
-    web = open_live(chromium, base, "chapters/attention.html", viewport)
+    web = open_live(chromium, book_url_gz, "chapters/attention.html", viewport)
     shown = web.page.evaluate("""[...document.querySelectorAll('.widget-controls [hidden]')]
         .filter(e => e.getClientRects().length).map(e => e.closest('.widget').dataset.widget + ':' + e.textContent.trim().slice(0, 20))""")
     assert web.page.evaluate("document.querySelectorAll('.widget-controls [hidden]').length") > 0
@@ -108,10 +100,10 @@ def test_controls_that_do_not_apply_stay_hidden(chromium, base, viewport):
     web.context.close()
 
 
-def test_dragging_the_3d_grid_selects_nothing_and_offers_no_suggestion(chromium, base):
+def test_dragging_the_3d_grid_selects_nothing_and_offers_no_suggestion(chromium, book_url_gz):
     """Desktop: a mouse drag across the 3D block grid turns it and selects no text; a selection
     inside a widget offers no "Suggest a change" (one in the prose does)."""
-    web = open_live(chromium, base, "chapters/cuda-threads.html", DESKTOP)
+    web = open_live(chromium, book_url_gz, "chapters/cuda-threads.html", DESKTOP)
     page = web.page
     grids = page.locator('.widget[data-widget="blockgrid"]')
     three_d = next(i for i in range(grids.count()) if grids.nth(i).locator('input[value="3d"]').is_checked())
@@ -155,8 +147,8 @@ WHERE = "([root, name]) => root.querySelector(`input[name=\"${name}\"]`).getBoun
     # p to 16: the ring all-reduce takes 30 steps
     ("chapters/communication.html", "collective-stepper", "p", "el => /of 30/.test(el.querySelector('.widget-readouts').textContent)"),
 ])
-def test_the_controls_stay_put_while_in_use(chromium, base, viewport, page_path, widget, name, moved):
-    web = open_live(chromium, base, page_path, viewport)
+def test_the_controls_stay_put_while_in_use(chromium, book_url_gz, viewport, page_path, widget, name, moved):
+    web = open_live(chromium, book_url_gz, page_path, viewport)
     page = web.page
     root = page.locator(f'.widget[data-widget="{widget}"]').first
     slider = root.locator(f'input[name="{name}"]')
@@ -173,11 +165,11 @@ def test_the_controls_stay_put_while_in_use(chromium, base, viewport, page_path,
 
 
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1440px", "390px"])
-def test_small_ones_turn_and_tilt_only_in_3d_labels_11px_styled_buttons(chromium, base, viewport):
+def test_small_ones_turn_and_tilt_only_in_3d_labels_11px_styled_buttons(chromium, book_url_gz, viewport):
     """#34, 17: the block grid shows Turn and Tilt only in its 3D view (they do nothing in 2D); every
     widget control's text is at least 11 CSS px ("Projection" was 10.9); "Change my answer" is
     styled like the book's buttons, not the browser's."""
-    web = open_live(chromium, base, "chapters/cuda-threads.html", viewport)
+    web = open_live(chromium, book_url_gz, "chapters/cuda-threads.html", viewport)
     page = web.page
     views = page.evaluate("""() => [...document.querySelectorAll('.widget[data-widget="blockgrid"]')].map(w => ({
         view: w.querySelector('input[name=view]:checked').value,
@@ -190,7 +182,7 @@ def test_small_ones_turn_and_tilt_only_in_3d_labels_11px_styled_buttons(chromium
         && parseFloat(getComputedStyle(e).fontSize) < 11).map(e => e.textContent.trim() + ' ' + getComputedStyle(e).fontSize)""")
     assert small == []
     web.context.close()
-    web = open_live(chromium, base, "chapters/roofline.html", viewport)
+    web = open_live(chromium, book_url_gz, "chapters/roofline.html", viewport)
     change = web.page.locator(".predict-change").first
     style = change.evaluate("b => { const s = getComputedStyle(b); return [s.borderTopColor, s.backgroundColor, s.borderRadius]; }")
     default = web.page.evaluate("""() => { const b = document.createElement('button'); document.body.append(b);

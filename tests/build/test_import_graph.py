@@ -147,3 +147,47 @@ def test_no_format_imports_another_format():
                    if unit(a) != unit(b) and unit(a).split(".")[-1] in FORMATS
                    and unit(b).split(".")[-1] in FORMATS)
     assert not wrong, "a format imports another:\n" + "\n".join(f"{a} -> {b}" for a, b in wrong)
+
+
+# The project's top-level packages in the order data flows, bottom first (STYLE.md: calc -> chapters
+# and widgets -> build -> the built book; nothing downstream reaches back up). A package may import
+# its own layer's packages only where listed as peers below, else only earlier layers.
+PROJECT = PACKAGE.parent
+TOP_LAYERS = [("calc", "usercache"),      # the physics; the per-user cache of build products
+              ("bookfigs", "widgets"),    # figures and widgets drawn from calc
+              ("bookbuild",),             # the build, which runs the widgets' bundle step in-process
+              ("feedback",)]              # the reader-suggestion service: stands alone
+TOP = {name: i for i, names in enumerate(TOP_LAYERS) for name in names}
+
+
+def top_imports(package: str, root: Path = PROJECT) -> set[tuple[str, str]]:
+    """(file, imported top-level project package) for every import in ``package``, nested ones too."""
+    found = set()
+    for path in sorted((root / package).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names = [node.module]
+            else:
+                continue
+            for n in names:
+                top = n.split(".")[0]
+                if top in TOP and top != package:
+                    found.add((str(path.relative_to(root)), top))
+    return found
+
+
+def test_top_level_packages_import_only_what_lies_upstream():
+    wrong = sorted(f"{f} imports {t}" for p in TOP for f, t in top_imports(p) if TOP[t] >= TOP[p])
+    assert not wrong, "imports against the data flow (or across one layer):\n" + "\n".join(wrong)
+
+
+def test_the_top_level_check_sees_an_import_against_the_flow(tmp_path):
+    """The check above can fail: a widget importing the build is found (it did, before usercache)."""
+    (tmp_path / "widgets").mkdir()
+    (tmp_path / "widgets" / "w.py").write_text("def f():\n    from bookbuild.cache import digest\n")
+    (tmp_path / "calc").mkdir()
+    (tmp_path / "calc" / "c.py").write_text("import math\nfrom calc import fmt\n")
+    assert top_imports("widgets", tmp_path) == {("widgets/w.py", "bookbuild")}
+    assert top_imports("calc", tmp_path) == set()

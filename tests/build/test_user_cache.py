@@ -1,4 +1,4 @@
-"""The per-user cache's entries (bookbuild.cache.shared_entry): made once per key, and never
+"""The per-user cache's entries (usercache.shared_entry): made once per key, and never
 seen half-written, whatever other builds on the machine do at the same moment."""
 import os
 import signal
@@ -7,7 +7,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from bookbuild.cache import shared_entry, user_cache_dir
+from usercache import shared_entry, user_cache_dir
 from waiting import until
 
 REPO = Path(__file__).resolve().parents[2]
@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
 MAKER = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from bookbuild.cache import shared_entry
+    from usercache import shared_entry
     final, runs, hold = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3] == "hold"
     def make(tmp):
         with open(runs, "a") as f:
