@@ -21,8 +21,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
-from . import specs
-from .cuda import LINE_BYTES, SECTOR_BYTES, SMEM_BANK_BYTES, WARP_SIZE, Dim3
+from .. import specs
+from ..cuda import LINE_BYTES, SECTOR_BYTES, SMEM_BANK_BYTES, WARP_SIZE, Dim3
 
 # kinds of warp instruction
 LD, ST, ATOM, FLOP = "ld", "st", "atom", "flop"
