@@ -40,7 +40,7 @@ Why this form
 -------------
 *A per-thread function* reads like the CUDA a reader will write later and like
 the book's pseudocode; vectors of lanes per warp would be faster but turn every
-``if`` into a mask. *Barriers are generator yields*: ``yield syncthreads()``
+``if`` into a mask. *Barriers are generator yields*: ``cuda.syncthreads()``
 suspends the thread, the simulator runs every other thread of the block to the
 same point, and only then resumes them, so ``__syncthreads`` is honoured without
 threads or greenlets (neither exists in Pyodide). A kernel with no barrier is a

@@ -43,7 +43,7 @@ class Race(KernelError):
 
 
 class BarrierError(KernelError):
-    """``syncthreads()`` in divergent code, at different lines, or without ``yield``."""
+    """``cuda.syncthreads()`` in divergent code, or reached at different lines."""
 
 
 class StepLimit(KernelError):

@@ -15,7 +15,8 @@ from .memory import DEFAULT_DEVICE, DEFAULT_MAX_STEPS, MAX_THREADS, Array
 
 
 def launch(kernel: Callable, grid, block, args: Sequence = (), *, device=DEFAULT_DEVICE,
-           max_steps: int = DEFAULT_MAX_STEPS, l2_bytes: Optional[int] = None, vector: bool = True) -> Report:
+           max_steps: int = DEFAULT_MAX_STEPS, l2_bytes: Optional[int] = None, vector: bool = True,
+           races: bool = True) -> Report:
     """Run ``kernel(*args)`` for every thread of ``<<<grid, block>>>`` and report what it moved.
 
     ``grid`` and ``block`` are ints, 1-3 tuples or ``Dim3``; ``args`` are passed to
@@ -26,7 +27,8 @@ def launch(kernel: Callable, grid, block, args: Sequence = (), *, device=DEFAULT
 
     ``vector``: first try running a warp's lanes as one (``calc.warpvec``: the same report,
     several times faster, or it hands the launch back); False runs every thread alone.
-    ``report.executor`` says which ran ("warp" or "thread").
+    ``report.executor`` says which ran ("warp" or "thread"). ``races=False`` looks for no race, to
+    show what a racy kernel writes (``Report.writers``, ``Report.races``).
     """
     if mem._ST is not None:
         raise LaunchError("launch() cannot be called from inside a kernel")
@@ -41,6 +43,8 @@ def launch(kernel: Callable, grid, block, args: Sequence = (), *, device=DEFAULT
                           f"({MAX_THREADS:,}); simulate a smaller problem")
     if not isinstance(getattr(kernel, "__code__", None), type(launch.__code__)):
         raise LaunchError(f"the kernel must be a Python function (def ...), got {kernel!r}")
+    if not isinstance(races, bool):
+        raise LaunchError(f"races= is True or False, got {races!r}")
     arrays = [a for a in args if isinstance(a, Array)]
     if len({id(a) for a in arrays}) != len({a.name for a in arrays}):
         raise LaunchError("two different arrays of a launch share a name: "
@@ -49,8 +53,8 @@ def launch(kernel: Callable, grid, block, args: Sequence = (), *, device=DEFAULT
         raise LaunchError(f"calc.specs has no L2 size for the {dev.label}; pass l2_bytes= to model one")
     l2 = int(dev.value("l2_bytes")) if l2_bytes is None else int(l2_bytes)
     if vector:
-        report = warp.run(kernel, g, b, args, dev, max_steps, l2, arrays, lang.WARP_SAFE)
+        report = warp.run(kernel, g, b, args, dev, max_steps, l2, arrays, lang.WARP_SAFE, races)
         if report is not None:
             report.executor = "warp"
             return report
-    return thread.run(kernel, g, b, args, dev, max_steps, l2, arrays)
+    return thread.run(kernel, g, b, args, dev, max_steps, l2, arrays, races)

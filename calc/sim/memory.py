@@ -297,7 +297,7 @@ class Array:
         name = _subscript(self.name, idx)
         return self._error(UninitializedRead, f"read of {self.space} {name} before any thread wrote it"
                            + (f" (shared memory starts uninitialised): if another thread writes {name}, a "
-                              "yield syncthreads() must come between its write and this read"
+                              "cuda.syncthreads() must come between its write and this read"
                               if self.space == "shared" else ""), idx)
 
     # -- element access: the hot path, written out once per shape and space for speed. It checks

@@ -46,8 +46,8 @@ class ThreadRaces:
         on = f" on line {other_line}" if other_line is not None else ""
         if other_block is None:
             warp = "its own warp" if other_tid // WARP_SIZE == tid // WARP_SIZE else "another warp"
-            who = (f"thread {other} of this block ({warp}) {verb}{on} between the same two syncthreads() "
-                   "(threads run in no set order)" + (": a yield syncthreads() must come between the write and the "
+            who = (f"thread {other} of this block ({warp}) {verb}{on} between the same two cuda.syncthreads() "
+                   "(threads run in no set order)" + (": a cuda.syncthreads() must come between the write and the "
                                                        "read" if what == "read of" else ""))
         else:
             who = (f"thread {other} of block {_fmt3(self.blocks[other_block])} {verb}{on} in the same launch "

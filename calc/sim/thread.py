@@ -78,6 +78,13 @@ def _emit(code, k0, lane_ids, columns, live, rids, block, warp, epoch, lines, ou
                          arr.base if arr is not None else 0, size, lane_ids, ix, live, (code, site)))
 
 
+class _NoRaces:
+    """``launch(..., races=False)``: no race is looked for (to show what a racy kernel writes)."""
+
+    def check(self, instrs) -> None:
+        pass
+
+
 def _race_first(st, keys, idxs, nwarps, bnum, epoch, lines, races, err) -> None:
     """Before reporting ``err``, look for a race in what the block did since its last barrier:
     a race is usually the cause of what went wrong next."""
@@ -114,7 +121,8 @@ def _wrap(exc: BaseException, st: _State) -> KernelError:
     return err
 
 
-def run(kernel: Callable, g: Dim3, b: Dim3, args: Sequence, dev, max_steps: int, l2: int, arrays: list) -> Report:
+def run(kernel: Callable, g: Dim3, b: Dim3, args: Sequence, dev, max_steps: int, l2: int, arrays: list,
+        check_races: bool = True) -> Report:
     """The launch's Report, every thread run alone (``calc.sim.launch`` validated the launch)."""
     is_gen = _is_generator_function(kernel)
     st = _State(max_steps)
@@ -130,7 +138,7 @@ def run(kernel: Callable, g: Dim3, b: Dim3, args: Sequence, dev, max_steps: int,
     blocks = list(g.indices())
     record: list = []
     lines = _Lines()
-    races = _Races(b, blocks)
+    races = _Races(b, blocks) if check_races else _NoRaces()
     blockDim._set(b)
     gridDim._set(g)
     nwarps = -(-nt // WARP_SIZE)
@@ -236,14 +244,14 @@ def _span(tids: list, threads: list) -> str:
 
 
 def _divergent_barrier(bidx, threads, waiting: dict, finished: list) -> BarrierError:
-    parts = [f"{_span(tids, threads)} {'wait' if len(tids) > 1 else 'waits'} at the syncthreads() on line {line}"
+    parts = [f"{_span(tids, threads)} {'wait' if len(tids) > 1 else 'waits'} at the cuda.syncthreads() on line {line}"
              for line, tids in waiting.items()]
     if finished:
         parts.append(f"{_span(finished, threads)} finished without reaching it")
     first_line = next(iter(waiting))
-    return BarrierError("syncthreads() reached by only some threads of the block (a barrier in divergent code "
+    return BarrierError("cuda.syncthreads() reached by only some threads of the block (a barrier in divergent code "
                         "is undefined on the GPU): " + "; ".join(parts) +
-                        ". Keep every thread on the path to each syncthreads(): guard the work, not the barrier.",
+                        ". Keep every thread on the path to each cuda.syncthreads(): guard the work, not the barrier.",
                         block=bidx, line=first_line)
 
 

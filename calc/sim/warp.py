@@ -599,7 +599,8 @@ def _lane_index(threads: list):
     return out
 
 
-def run(kernel, g, b, args, dev, max_steps: int, l2: int, arrays: list, safe: frozenset = frozenset()):
+def run(kernel, g, b, args, dev, max_steps: int, l2: int, arrays: list, safe: frozenset = frozenset(),
+        check_races: bool = True):
     """The launch's Report, computed a warp at a time; None when the per-thread executor must run
     it (the arrays then hold their launch-time contents again)."""
     if not eligible(kernel, args, safe):
@@ -607,7 +608,7 @@ def run(kernel, g, b, args, dev, max_steps: int, l2: int, arrays: list, safe: fr
     arrays = list(dict.fromkeys(arrays))
     saved = [a.data[:] for a in arrays]
     try:
-        report = _run(kernel, g, b, args, dev, max_steps, l2, arrays)
+        report = _run(kernel, g, b, args, dev, max_steps, l2, arrays, check_races)
     except _Fallback:
         report = None
     except Exception:  # any error: the per-thread executor finds which thread meets it first
@@ -618,7 +619,7 @@ def run(kernel, g, b, args, dev, max_steps: int, l2: int, arrays: list, safe: fr
     return report
 
 
-def _run(kernel, g, b, args, dev, max_steps, l2, arrays):
+def _run(kernel, g, b, args, dev, max_steps, l2, arrays, check_races=True):
     st = ws._State(max_steps)
     st.device = dev
     is_gen = ws._is_generator_function(kernel)
@@ -708,7 +709,8 @@ def _run(kernel, g, b, args, dev, max_steps, l2, arrays):
                                               (code, site))
                         record.append(Instr(bnum, w, epoch, s[0], s[1], s[2], s[3], s[4], lane_ids,
                                             ks if ks.__class__ is tuple else tuple(ks), live, s[5]))
-                races.check(record[start:])
+                if check_races:
+                    races.check(record[start:])
                 if line is None:
                     break
                 epoch += 1
