@@ -492,3 +492,10 @@ def run_flash_attention(N: int = 64, d: int = 16, block_rows: int = 32, block_co
     O, L = Array("O", N * d, dtype), Array("L", N, "fp32")
     k = kernel("flash_attention", BR=block_rows, BC=block_cols, D=d, DTYPE=dtype)
     return launch(k, N // block_rows, block_rows, (Q, K, V, O, L, N), **kw)
+
+
+def __getattr__(name: str):
+    """``kernels.copy_strided`` and the like: the canonical kernel compiled with its text's constants."""
+    if name in SOURCES:
+        return kernel(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -213,12 +213,16 @@ HELPERS = {"__sim_add__": arith.add_, "__sim_sub__": arith.sub_, "__sim_mul__": 
 
 #: ids of the objects a kernel may reach that the warp executor knows to be lane-safe
 WARP_SAFE = frozenset({id(x) for x in (cuda, numba, math, *HELPERS.values(), arith.counted_max,
-                                       arith.counted_min, *DTYPES.values())})
+                                       arith.counted_min, *DTYPES.values(),
+                                       # the executors' protocol, for kernels written in it directly
+                                       mem.shared, threadIdx, blockIdx, blockDim, gridDim, arith.add, arith.sub,
+                                       arith.mul, arith.div, arith.fma, arith.fmax, arith.exp)})
 
 
 def kernel_globals() -> dict:
     """A fresh namespace for a kernel's module: the rewriting's helpers and the restricted built-ins."""
     ns = dict(HELPERS)
+    ns.update(cuda=cuda, numba=numba, math=math)
     ns["__builtins__"] = dict(_SAFE_BUILTINS)
     ns["__name__"] = "__kernel__"
     return ns
@@ -256,7 +260,9 @@ class _Module:
     """What the module level of a kernel's text defines: import aliases, constants, functions."""
 
     def __init__(self, tree: ast.Module):
-        self.alias: dict = {}      # local name -> "numba" | "numba.cuda" | "math" | "numba.cuda.X" | "math.X"
+        # local name -> "numba" | "numba.cuda" | "math" | "numba.cuda.X" | "math.X"; a snippet that
+        # does not import them still has cuda, numba and math (a whole Numba program imports them)
+        self.alias: dict = {"cuda": "numba.cuda", "numba": "numba", "math": "math"}
         self.consts: dict = {}     # module-level name -> constant value
         self.funcs: dict = {}      # name -> FunctionDef
         self.device: set = set()   # names of @cuda.jit(device=True) functions
