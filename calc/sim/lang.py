@@ -132,6 +132,8 @@ def _gridsize(ndim: int):
 def _atomic_add(array, index, value):
     """``cuda.atomic.add(array, index, value)``: adds and returns the old value."""
     st = mem._state()
+    if st.vec:
+        raise mem._fail()  # an atomic's lanes update one after another: the per-thread executor runs it
     if not isinstance(array, mem.Array):
         raise KernelError("cuda.atomic.add() takes an array, an index and a value", block=st.block,
                           thread=st.thread, line=mem._kernel_line())

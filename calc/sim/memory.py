@@ -46,6 +46,8 @@ _getframe = sys._getframe
 ELEMENT_BYTES: dict[str, int] = {d: int(size_bytes(d)) for d in ("fp64", "fp32", "fp16", "bf16", "int8")}
 ELEMENT_BYTES["int32"] = 4
 
+_FLOAT_TYPES = ("fp64", "fp32", "fp16", "bf16")
+
 DEFAULT_DEVICE = "a100-sxm-40gb"
 DEFAULT_MAX_STEPS = 5_000_000
 MAX_THREADS = 1 << 20
@@ -158,9 +160,12 @@ def _state() -> _State:
 
 
 def _step_limit(st: _State) -> StepLimit:
-    return StepLimit(
+    err = StepLimit(
         "the kernel ran past the step limit of the launch (memory accesses and arithmetic calls); "
         "is a loop missing its exit?", block=st.block, thread=st.thread, line=_kernel_line())
+    if st.error is None:
+        st.error = err
+    return err
 
 
 def _kernel_line(depth: int = 2) -> Optional[int]:
@@ -201,6 +206,8 @@ class Array:
         else:
             values = list(data)
             n = len(values)
+            if dtype in _FLOAT_TYPES:
+                values = [float(v) if v.__class__ is int else v for v in values]
         shape = tuple(shape) if shape is not None else (n,)
         if any(not isinstance(s, int) or s < 1 for s in shape) or math.prod(shape) != n:
             raise LaunchError(f"array {name}: shape {shape} does not hold {n} elements")
@@ -284,8 +291,11 @@ class Array:
 
     def _error(self, cls, message, index):
         st = _ST
-        return cls(message, block=st.block if st else None, thread=st.thread if st else None,
-                   line=_kernel_line(3), array=self.name, index=index)
+        err = cls(message, block=st.block if st else None, thread=st.thread if st else None,
+                  line=_kernel_line(3), array=self.name, index=index)
+        if st is not None and st.error is None:
+            st.error = err  # the launch fails with it, even if kernel code catches it
+        return err
 
     def _oob(self, index):
         dims = " × ".join(str(s) for s in self.shape)
@@ -329,6 +339,8 @@ class Array:
         if not 0 <= i < self.n:
             raise self._oob(i)
         st = self._st
+        if value.__class__ is not float:
+            value = self._value(value, i)
         if st is not None:
             f = st.frame or _find_frame(st)
             st.keys.append(f.f_lasti + self._w)
@@ -337,6 +349,18 @@ class Array:
             if st.steps <= 0:
                 raise _step_limit(st)
         self.data[i] = value
+
+    def _value(self, value, index):
+        """What a store puts in the array: a number. An int stored into a floating-point array is
+        that float (as Numba converts it), so that arithmetic on it counts; anything else (a
+        string, a list, an object of the kernel's own making) is refused."""
+        c = value.__class__
+        if c is int or c is bool:
+            return float(value) if self.dtype in _FLOAT_TYPES else int(value)
+        if c is float:
+            return value
+        raise self._error(KernelException, f"{self.name}[{index}] = {type(value).__name__}: an array holds numbers "
+                          "(int or float), not other Python objects", index)
 
     def _bad_index(self, index):
         """The error for an index that is not an integer (or tuple of them) in range."""
@@ -364,6 +388,8 @@ class Array:
 
     def _store(self, i: int, value, depth: int) -> None:
         st = self._st
+        if value.__class__ is not float:
+            value = self._value(value, i)
         if st is not None:
             f = st.frame or _find_frame(st)
             st.keys.append(f.f_lasti + self._w)
@@ -600,7 +626,7 @@ class Vector:
     def __setitem__(self, j, values):
         self._check(j)
         a, w = self.array, self.width
-        values = tuple(values)
+        values = tuple(v if v.__class__ is float else a._value(v, j) for v in values)
         if len(values) != w:
             raise a._error(KernelException, f"{self.name}[{j}] takes {w} values, got {len(values)}", j)
         st = a._st

@@ -37,6 +37,8 @@ class ThreadRaces:
         self.first_write: dict = {}  # array -> {element: (block number, thread number, line)}
         self.first_read: dict = {}
         self.other_read: dict = {}   # array -> {element: the first read from a block not first_read's}
+        self.first_atom: dict = {}   # ... the first atomic update, and the first from another block
+        self.other_atom: dict = {}
 
     def error(self, ins: Instr, tid: int, x: int, other_tid: int, other_block: Optional[int],
               what: str, verb: str, other_line: Optional[int]) -> Race:
@@ -66,8 +68,52 @@ class ThreadRaces:
                         return ins.line
         return None
 
+    def _atomics(self, instrs: list) -> None:
+        """An atomic races with a plain load or store of its element by another thread of the block
+        in the same interval (two atomics do not race: the hardware orders them)."""
+        atoms: dict = {}  # array -> {element: [(thread, line) of the first two threads updating it]}
+        for ins in instrs:
+            if ins.kind == ATOM:
+                d = atoms.setdefault(ins.array, {})
+                base = ins.warp * WARP_SIZE
+                for lane, e in zip(ins.lanes, ins.index):
+                    lst = d.setdefault(e, [])
+                    if len(lst) < 2 and all(t != base + lane for t, _ in lst):
+                        lst.append((base + lane, ins.line))
+        if not atoms:
+            return
+        for ins in instrs:
+            if ins.kind not in (LD, ST) or ins.array not in atoms:
+                continue
+            d = atoms[ins.array]
+            span = ins.size // ins.array.itemsize
+            base = ins.warp * WARP_SIZE
+            for lane, e in zip(ins.lanes, ins.index):
+                for x in range(e, e + span):
+                    for t, line in d.get(x, ()):
+                        if t != base + lane:
+                            raise self.error(ins, base + lane, x, t, None,
+                                             "read of" if ins.kind == LD else "write to",
+                                             "updates with cuda.atomic.add", line)
+
+    def _global_atomic(self, ins, arr, base: int, b: int) -> None:
+        """An atomic update of global memory races with a plain access of its element from another
+        block, at any time of the launch (no barrier orders blocks)."""
+        plain = (self.first_write.get(arr), self.first_read.get(arr), self.other_read.get(arr))
+        first = self.first_atom.setdefault(arr, {})
+        other = self.other_atom.setdefault(arr, {})
+        for lane, x in zip(ins.lanes, ins.index):
+            for d, verb in zip(plain, ("writes", "reads", "reads")):
+                o = d.get(x) if d else None
+                if o is not None and o[0] != b:
+                    raise self.error(ins, base + lane, x, o[1], o[0], "atomic update of", verb, o[2])
+            o = first.setdefault(x, (b, base + lane, ins.line))
+            if o[0] != b:
+                other.setdefault(x, (b, base + lane, ins.line))
+
     def check(self, instrs: list) -> None:
         """Raise ``Race`` for the first race among one interval's instructions (one block)."""
+        self._atomics(instrs)
         writes: dict = {}  # array -> {element: thread}, this interval
         for ins in instrs:
             if ins.kind != ST:
@@ -110,10 +156,23 @@ class ThreadRaces:
                 raise self.error(ins, tid, x, w, None, "read of", "writes", self._line(instrs, ST, w, ins.array, x))
         for ins in instrs:
             arr = ins.array
-            if arr is None or arr.space != "global" or ins.kind == ATOM:
+            if arr is None or arr.space != "global":
                 continue
             span = ins.size // arr.itemsize
             base, b = ins.warp * WARP_SIZE, ins.block
+            if ins.kind == ATOM:
+                self._global_atomic(ins, arr, base, b)
+                continue
+            atoms = (self.first_atom.get(arr), self.other_atom.get(arr))
+            if atoms[0]:
+                for lane, e in zip(ins.lanes, ins.index):
+                    for x in range(e, e + span):
+                        for d in atoms:
+                            o = d.get(x) if d else None
+                            if o is not None and o[0] != b:
+                                raise self.error(ins, base + lane, x, o[1], o[0],
+                                                 "read of" if ins.kind == LD else "write to",
+                                                 "updates with cuda.atomic.add", o[2])
             load = ins.kind == LD
             if load:
                 mine, theirs = self.first_read.setdefault(arr, {}), self.first_write.get(arr)

@@ -173,13 +173,19 @@ def run(kernel: Callable, g: Dim3, b: Dim3, args: Sequence, dev, max_steps: int,
                                 st.frame = r.gi_frame
                                 y = next(r)
                             else:
+                                if st.error is not None:
+                                    raise st.error  # the kernel caught it; the launch fails all the same
                                 finished.append(tid)
                                 continue
                         else:
                             gen = gens[tid]
                             st.frame = gen.gi_frame
                             y = next(gen)
+                        if st.error is not None:
+                            raise st.error
                     except StopIteration:
+                        if st.error is not None:
+                            raise st.error from None
                         finished.append(tid)
                         if st.pending_barrier is not None:
                             raise _unyielded(st)

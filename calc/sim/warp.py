@@ -265,6 +265,8 @@ def exp(st, x):
 # ------------------------------------------------------------------ arrays, a warp's access at a time
 
 _INT = {int}
+_FLOAT = {float}
+_NUMBERS = {int, float}
 
 
 def _in_range(lanes: Lanes, n: int) -> None:
@@ -317,6 +319,12 @@ def _gather(a, st, ks, out):
 
 
 def _scatter(a, st, ks, value) -> None:
+    if value.__class__ is Lanes:
+        if value.f != 1 and not (a.dtype not in ws._FLOAT_TYPES and set(map(type, value.v)) <= _NUMBERS) and \
+                set(map(type, value.v)) != _FLOAT:
+            raise _fail()  # ints into a float array (made floats), or not numbers: per thread
+    elif value.__class__ is not float and not (value.__class__ is int and a.dtype not in ws._FLOAT_TYPES):
+        raise _fail()
     _log(st, a, a._w, ks)
     data = a.data
     if a._npoison:  # elements written for the first time (a store writes no POISON)
@@ -672,7 +680,7 @@ def _run(kernel, g, b, args, dev, max_steps, l2, arrays, check_races=True):
                             st.frame = None
                             r = kernel(*args)
                             if not is_gen:
-                                if st.failed or st.pending_barrier is not None:
+                                if st.failed or st.error is not None or st.pending_barrier is not None:
                                     raise _Fallback()
                                 finished += 1
                                 logs.append((keys, idx, live, lane_ids))
@@ -687,7 +695,7 @@ def _run(kernel, g, b, args, dev, max_steps, l2, arrays, check_races=True):
                     except StopIteration:
                         finished += 1
                         y = None
-                    if st.failed or st.pending_barrier is not y:
+                    if st.failed or st.error is not None or st.pending_barrier is not y:
                         raise _Fallback()
                     st.pending_barrier = None
                     if y is not None:

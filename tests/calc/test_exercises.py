@@ -218,3 +218,13 @@ def test_an_exercise_in_a_format_the_device_has_no_peak_for_is_drawn_with_its_fp
     assert entry["dtype_note"] == "no measured FP16 peak; drawn with its FP32 one" and p["dtype"] == "fp32"
     assert p["intensity"] == 10.0 and p["time_s"] == pytest.approx(max(1000 / 2e10, 100 / 8e9))
     assert p["flops_per_s"] == pytest.approx(1000 / p["time_s"]) and entry["reference_point"] is None
+
+
+def test_a_kernel_that_raises_systemexit_is_refused_not_an_internal_error():
+    import json
+    ex = one()
+    data = E.page_data(ex)
+    for body in ("    raise SystemExit\n", "    raise KeyboardInterrupt\n", "    exit()\n"):
+        code = "from numba import cuda\n\n@cuda.jit\ndef copy(A, B, n):\n" + body
+        out = json.loads(E.handle(json.dumps({"op": "check", "code": code, "exercise": data})))
+        assert out["stage"] == "compile" and not out["passed"] and out["line"] == 5, out

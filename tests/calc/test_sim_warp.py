@@ -239,7 +239,7 @@ def k_zero_div(A, B):
     (k_row_overrun, lambda: (Array("M", [0.0] * 48, shape=(2, 24)), Array("out", 32)), 1, 32, "error"),
     (k_row_bool, lambda: (Array("M", [0.0] * 48, shape=(2, 24)), Array("out", 32)), 1, 32, "error"),
     (k_is, lambda: (_floats("A", 32), Array("B", 32)), 1, 32, "thread"),
-    (k_handler, lambda: (_floats("A", 32), Array("B", 32)), 1, 32, "thread"),
+    (k_handler, lambda: (_floats("A", 32), Array("B", 32)), 1, 32, None),   # caught, and still the launch fails (#42)
     (k_float_index, lambda: (_floats("A", 32), Array("B", 32)), 1, 32, "error"),
     (k_bool_store, lambda: (_floats("A", 32), Array("B", 32)), 1, 32, "error"),
     (k_range_lanes, lambda: (_floats("A", 64), Array("B", 64)), 1, 32, "thread"),
