@@ -315,7 +315,12 @@ def _gather(a, st, ks, out):
     st.steps -= st.live
     if st.steps <= 0:
         raise _fail()
-    return Lanes(vals) if out is None else out
+    if out is not None:
+        return out
+    out = Lanes(vals)
+    if a.dtype in ws._FLOAT_TYPES:
+        out.f = 1
+    return out
 
 
 def _scatter(a, st, ks, value) -> None:
@@ -451,7 +456,7 @@ class _V2:
                 out = _new(Lanes)
                 out.v = vals
                 out.memo = None
-                out.f = None
+                out.f = 1 if self.dtype in ws._FLOAT_TYPES else None  # a float array holds floats only
                 return out
         if c is int or c is Lanes:
             if c is Lanes:
