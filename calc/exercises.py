@@ -44,6 +44,7 @@ KEYS = {
     "expected": (True, "def"),
     "budgets": (True, "value"),
     "measure": (False, "value"),
+    "measure_also": (False, "value"),
     "run": (False, "value"),
     "minimum": (False, "def"),
     "kernel": (False, "value"),
@@ -54,6 +55,7 @@ KEYS = {
     "l2_bytes": (False, "value"),
     "max_steps": (False, "value"),
     "time_limit": (False, "value"),
+    "one_warp_blocks": (False, "value"),
 }
 
 _COUNT_NAMES = tuple(warpsim.Counts().as_dict()) + ("sectors_per_request",)
@@ -65,6 +67,10 @@ BUDGET_NAMES = _COUNT_NAMES + _DERIVED + _REPORT_NAMES
 _OPS = {"<=": operator.le, "<": operator.lt, "==": operator.eq, ">=": operator.ge, ">": operator.gt}
 _BUDGET = re.compile(r"^\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*(?P<op><=|>=|==|<|>)\s*(?P<expr>.+?)\s*$")
 _EXPR_NAMES = {"minimum", "reference"}
+# Budgets that bound how the work is spread over the threads. Sectors per request and HBM bytes
+# alone pass a kernel whose one thread (or one lane a warp) does everything in a loop: a one-lane
+# request touches one sector, and the bytes are the same. A check needs one of these too.
+SPREAD_NAMES = ("global_requests", "global_loads", "global_stores", "warp_instructions", "divergent")
 
 DEFAULTS = {"tolerance": 1e-4, "device": "a100-sxm-40gb", "dtype": "fp32", "l2_bytes": None,
             "max_steps": 2_000_000, "time_limit": 10, "kernel": None}
@@ -368,6 +374,13 @@ def validate_check(source: str, first_line: int = 1) -> list:
                     continue
                 if any(isinstance(n, ast.Name) and n.id == "minimum" for n in ast.walk(expr)):
                     seen.setdefault("_uses_minimum", elt.lineno + off)
+                if _BUDGET.match(elt.value).group("name") in SPREAD_NAMES:
+                    seen["_spread"] = True
+            if "_spread" not in seen:
+                problems.append((line, "no budget bounds how the work is spread over the threads: a kernel "
+                                       "whose one thread (or lane 0 of each warp) does everything in a loop "
+                                       "would pass; add one on " + ", ".join(SPREAD_NAMES)
+                                       + ", e.g. \"global_requests <= 2 * reference\""))
         if name == "sizes" and kind == "value":
             if not isinstance(node.value, (ast.List, ast.Tuple)) or not node.value.elts:
                 problems.append((line, "sizes must be a non-empty list, e.g. [1, 31, 33, 1000, 4096]"))
@@ -422,7 +435,7 @@ class Spec:
     launch_shape: Callable
     expected: Callable
     budgets: list           # (text, name, op, expression ast)
-    measure: Any
+    measure: Any            # the first size the budgets are measured at (the reference's counts shown)
     run: Any
     minimum: Optional[Callable]
     kernel: Optional[str]
@@ -433,6 +446,13 @@ class Spec:
     l2_bytes: Optional[int]
     max_steps: int
     time_limit: float
+    measure_also: list = field(default_factory=list)   # further sizes every budget must hold at
+
+    @property
+    def measured(self) -> list:
+        """Every size the budgets are measured at: a kernel tuned to one size (coalesced only when
+        ``n == 4096``) fails at the other."""
+        return [self.measure] + [s for s in self.measure_also if s != self.measure]
 
 
 def _size_key(n) -> int:
@@ -457,6 +477,16 @@ def load_spec(source: str, exercise_id: str = "ex", first_line: int = 1, path: s
     measure = d.get("measure", max(sizes, key=_size_key))
     if measure not in sizes:
         raise ExerciseError(f"measure = {measure!r} is not one of sizes", first_line, path)
+    also = d.get("measure_also")
+    if also is None:
+        # The budgets hold at two sizes, not one: by default also the largest other size above one
+        # element (a kernel written for the measured size alone fails there).
+        rest = [s for s in sizes if s != measure and _size_key(s) > 1]
+        also = [max(rest, key=_size_key)] if rest else []
+    also = [tuple(s) if isinstance(s, list) else s for s in also]
+    for s in also:
+        if s not in sizes:
+            raise ExerciseError(f"measure_also holds {s!r}, which is not one of sizes", first_line, path)
     run = d.get("run")
     if run is None:
         big = [s for s in sizes if _size_key(s) > 1]
@@ -467,7 +497,7 @@ def load_spec(source: str, exercise_id: str = "ex", first_line: int = 1, path: s
         seed = zlib.crc32(exercise_id.encode())
     return Spec(exercise_id, sizes, d["inputs"], d["launch_shape"], d["expected"], budgets, measure, run,
                 d.get("minimum"), d["kernel"], float(d["tolerance"]), int(seed), d["device"], d["dtype"],
-                d["l2_bytes"], int(d["max_steps"]), float(d["time_limit"]))
+                d["l2_bytes"], int(d["max_steps"]), float(d["time_limit"]), also)
 
 
 def spec_of(ex: Exercise) -> Spec:
@@ -588,7 +618,7 @@ def _index_text(arr: warpsim.Array, flat: int) -> str:
     return f"{arr.name}[{', '.join(map(str, idx[::-1]))}]"
 
 
-def _compare(spec: Spec, n, report, want: dict) -> Optional[dict]:
+def _compare(spec: Spec, n, report, want: dict, args=()) -> Optional[dict]:
     for name, values in want.items():
         arr = report.arrays.get(name)
         if arr is None:
@@ -605,6 +635,9 @@ def _compare(spec: Spec, n, report, want: dict) -> Optional[dict]:
                 got = "was never written" if g is warpsim.POISON else f"is {_show(g)}"
                 line = _writer_line(report, arr, k)
                 said = f" (written by line {line})" if line and g is not warpsim.POISON else ""
+                if line is None and g is not warpsim.POISON:
+                    # an array that held data at launch (Y of y = a x + y): nobody stored here
+                    said = f": no thread wrote {where}, which still holds its launch-time value"
                 return {"stage": "mismatch", "size": _fmt_size(n), "array": name, "index": k,
                         "element": where, "expected": _show(w), "got": _show(g), "line": line,
                         "message": f"size {_fmt_size(n)}: {where} {got}, expected {_show(w)}{said}"}
@@ -719,16 +752,64 @@ def _eval_limit(expr, minimum, reference):
 
 
 def measure_code(code: str, spec: Spec) -> dict:
-    """Launch ``code`` once at the measure size: its figures, per-line table and roofline point
-    (the reference's side of a check; no comparison of outputs)."""
+    """Launch ``code`` at each measured size: its figures, per-line table and roofline point at the
+    first (the reference's side of a check; no comparison of outputs), and its figures at the
+    others (``also``: size text -> figures), for the budgets that compare with the reference."""
     kernel, err = compile_reader(code, spec)
     if err:
         raise ExerciseError(f"the code does not compile: {err['message']}")
     args = _inputs(spec, spec.measure)
     report = _launch(kernel, spec, spec.measure, args)
+    also = {}
+    for n in spec.measured[1:]:
+        r = _launch(kernel, spec, n, _inputs(spec, n))
+        also[_fmt_size(n)] = {k: _finite(v) for k, v in figures(r, spec).items()}
     return {"figures": {k: _finite(v) for k, v in figures(report, spec).items()},
             "lines": report.table(), "point": point(report, spec),
-            "minimum": spec.minimum(spec.measure) if spec.minimum else None}
+            "minimum": spec.minimum(spec.measure) if spec.minimum else None, "also": also}
+
+
+def _reference_figures(reference: Optional[dict], n, spec: Spec) -> Optional[dict]:
+    if not reference:
+        return None
+    if n == spec.measure:
+        return reference["figures"]
+    return (reference.get("also") or {}).get(_fmt_size(n))
+
+
+def _budgets_at(report, spec: Spec, n, reference: Optional[dict]) -> tuple:
+    """Every budget at size ``n``: (rows of text, name, op, measured, limit, ok and size; the figures)."""
+    figs = figures(report, spec, {b[1] for b in spec.budgets})
+    minimum = spec.minimum(n) if spec.minimum else None
+    ref = _reference_figures(reference, n, spec)
+    rows = []
+    for text, name, op, expr in spec.budgets:
+        limit = _eval_limit(expr, minimum, ref.get(name) if ref else None)
+        value = figs[name]
+        ok = _OPS[op](value, limit) if value is not None else False
+        rows.append({"budget": text, "name": name, "op": op, "size": _fmt_size(n),
+                     "measured": _finite(_show(value) if isinstance(value, float) else value),
+                     "limit": _finite(_show(limit) if isinstance(limit, float) else limit), "ok": ok})
+    return rows, figs
+
+
+def _changed_input(spec: Spec, n, report, before: dict) -> Optional[dict]:
+    """The first element of an input (an array the check does not read as an output, which held
+    data at launch) that the kernel changed."""
+    for name, old in before.items():
+        arr = report.arrays.get(name)
+        if arr is None or arr.data == old:
+            continue
+        k = next(k for k, (g, w) in enumerate(zip(arr.data, old)) if g is not w and g != w)
+        where = _index_text(arr, k)
+        line = _writer_line(report, arr, k)
+        by = f" (written by line {line})" if line else ""
+        return {"stage": "mismatch", "size": _fmt_size(n), "array": name, "index": k, "element": where,
+                "expected": _show(old[k]), "got": _show(arr.data[k]), "line": line,
+                "message": f"size {_fmt_size(n)}: your kernel changed its input {name}: {where} was "
+                           f"{_show(old[k])} at launch and is {_show(arr.data[k])} now{by}. Only the "
+                           f"outputs may change; an input must hold its launch-time contents afterwards."}
+    return None
 
 
 def check_code(code: str, spec: Spec, reference: Optional[dict] = None, ref_code: Optional[str] = None) -> dict:
@@ -751,60 +832,66 @@ def check_code(code: str, spec: Spec, reference: Optional[dict] = None, ref_code
         result["stage"] = "compile"
         result["ms"] = (time.perf_counter() - t0) * 1e3
         return result
-    measured = None
+    reports = {}
     for n in spec.sizes:
         s0 = time.perf_counter()
         args = _inputs(spec, n)
         want = spec.expected(n, *args)
+        # Inputs: every array the check does not read back that held data at launch.
+        before = {a.name: list(a.data) for a in args if isinstance(a, warpsim.Array)
+                  and a.name not in want and any(v is not warpsim.POISON for v in a.data)}
         try:
             report = _launch(kernel, spec, n, args)
         except warpsim.KernelError as e:
             result.update(_kernel_error(e, n))
             result["sizes"].append({"size": _fmt_size(n), "ok": False, "ms": (time.perf_counter() - s0) * 1e3})
             break
-        bad = _compare(spec, n, report, want)
+        bad = _compare(spec, n, report, want, args) or _changed_input(spec, n, report, before)
         result["sizes"].append({"size": _fmt_size(n), "ok": bad is None, "ms": (time.perf_counter() - s0) * 1e3})
         if bad:
             result.update(bad)
             break
-        if n == spec.measure:
-            measured = report
+        if n in spec.measured:
+            reports[n] = report
     else:
-        names = {b[1] for b in spec.budgets}
-        figs = figures(measured, spec, names)
-        result["lines"] = measured.table()
-        result["point"] = point(measured, spec)
-        result["totals"] = {k: _finite(v) for k, v in figs.items()}
+        measured = reports[spec.measure]
         needs_ref = any("reference" in ast.dump(b[3]) for b in spec.budgets)
-        if needs_ref and reference is None and ref_code is not None:
+        if needs_ref and ref_code is not None and (reference is None or any(
+                _reference_figures(reference, n, spec) is None for n in spec.measured)):
             reference = measure_code(ref_code, spec)
             result["reference_point"] = reference["point"]
-        minimum = spec.minimum(spec.measure) if spec.minimum else None
         failed = []
-        for text, name, op, expr in spec.budgets:
-            ref_fig = reference["figures"].get(name) if reference else None
-            limit = _eval_limit(expr, minimum, ref_fig)
-            value = figs[name]
-            ok = _OPS[op](value, limit) if value is not None else False
-            row = {"budget": text, "name": name, "op": op, "measured": _finite(_show(value) if isinstance(value, float) else value),
-                   "limit": _finite(_show(limit) if isinstance(limit, float) else limit), "ok": ok}
-            result["budgets"].append(row)
-            if not ok:
-                failed.append(row)
+        for n in spec.measured:
+            if needs_ref and reference is not None and _reference_figures(reference, n, spec) is None:
+                raise ExerciseError(f"the reference has no figures at size {_fmt_size(n)}, which the budgets are measured at")
+            rows, figs = _budgets_at(reports[n], spec, n, reference)
+            if n == spec.measure:
+                result["budgets"] = rows
+                result["totals"] = {k: _finite(v) for k, v in figs.items()}
+            else:
+                result.setdefault("budgets_also", []).extend(rows)
+            failed += [(n, r) for r in rows if not r["ok"]]
+        result["lines"] = measured.table()
+        result["point"] = point(measured, spec)
         if failed:
+            n, first = failed[0]
             result["stage"] = "budget"
             result["message"] = "correct at every size, but " + "; ".join(
-                f"{r['name']} is {_num(r['measured'])}, the budget is {r['op']} {_num(r['limit'])}{_by_how_much(r)}"
-                for r in failed)
-            worst = _worst_line(measured, failed[0]["name"])
+                f"{r['name']} is {_num(r['measured'])}"
+                + (f" at size {r['size']}" if len(spec.measured) > 1 else "")
+                + f", the budget is {r['op']} {_num(r['limit'])}{_by_how_much(r)}"
+                for n, r in failed if n == failed[0][0])
+            worst = _worst_line(reports[n], first["name"])
             if worst:
                 result["line"] = worst
                 result["message"] += f" (most of it on line {worst})"
         else:
             result["passed"] = True
             result["stage"] = "passed"
+            at = " and ".join(_fmt_size(n) for n in spec.measured)
             result["message"] = (f"correct at all {len(spec.sizes)} sizes"
-                                 + (f", and within every budget at size {_fmt_size(spec.measure)}" if spec.budgets else ""))
+                                 + (f", and within every budget at size{'s' if len(spec.measured) > 1 else ''} {at}"
+                                    if spec.budgets else ""))
     result["ms"] = (time.perf_counter() - t0) * 1e3
     return result
 
@@ -885,8 +972,8 @@ def verify(ex: Exercise) -> list:
         spec = spec_of(ex)
     except ExerciseError as e:
         return [(e.line or ex.check_line, e.message)]
+    out = coverage(ex, spec)
     ref = check_code(ex.solution, spec, ref_code=ex.solution)
-    out = []
     if not ref["passed"]:
         rl = ref.get("line")
         line = ex.solution_line + rl - 1 if rl else ex.solution_line
@@ -895,6 +982,48 @@ def verify(ex: Exercise) -> list:
     if starter["passed"]:
         out.append((ex.starter_line, f"the starter of #{ex.id} passes the check: the exercise would teach "
                                      f"nothing (make it wrong, or slower than a budget allows)"))
+    return out
+
+
+def _dims(v) -> tuple:
+    v = tuple(v) if isinstance(v, (tuple, list)) else (v,)
+    return tuple(int(x) for x in v) + (1,) * (3 - len(v))
+
+
+def coverage(ex: Exercise, spec: Spec) -> list:
+    """What a check must try, whatever the kernel (line, message) problems: a size that is not a
+    whole number of blocks, so a kernel without bounds guards fails; and, where the reference
+    synchronises, a block of more than one warp, so a missing or misplaced barrier is a race the
+    simulator sees between warps. A kernel written for one warp a block says so in the check's
+    ``one_warp_blocks`` (a sentence): the race detector compares every pair of threads of a block,
+    its own warp's lanes included (tests/calc/test_exercise_checks.py drops each barrier of those
+    references and requires a rejection), so a missing barrier is caught there too."""
+    out = []
+    shapes = [(n, _dims(spec.launch_shape(n)[1])) for n in spec.sizes]
+    def ragged(n, block):
+        threads = math.prod(block)
+        if _size_key(n) % threads:
+            return True
+        return isinstance(n, tuple) and any(c % b for c, b in zip(reversed(n), block) if b > 1)
+    if not any(ragged(n, b) for n, b in shapes):
+        out.append((ex.check_line, f"#{ex.id}: every size of the check is a whole number of blocks "
+                                   f"({', '.join(_fmt_size(n) for n, _ in shapes)}), so a kernel without "
+                                   f"bounds guards would pass; add a size that leaves a block partly empty"))
+    ns: dict = {}
+    try:
+        exec(compile(ex.check, "<check>", "exec"), {"Array": warpsim.Array, "math": math, **{
+            k: getattr(warpsim, k) for k in warpsim.KERNEL_NAMES}}, ns)
+    except Exception:
+        pass
+    why = ns.get("one_warp_blocks")
+    if why is not None and not (isinstance(why, str) and why.strip()):
+        out.append((ex.check_line, f"#{ex.id}: one_warp_blocks must say why the kernel is written for "
+                                   f"one warp a block (a sentence), not {why!r}"))
+    if "syncthreads" in (ex.solution or "") and not why and not any(math.prod(b) > 32 for _, b in shapes):
+        out.append((ex.check_line, f"#{ex.id}: the reference synchronises, but no launch of the check has "
+                                   f"more than one warp per block, where a missing barrier is a race "
+                                   f"between warps; add such a launch, or say in one_warp_blocks why the "
+                                   f"kernel is written for one warp a block"))
     return out
 
 
@@ -935,6 +1064,39 @@ def _cell(v) -> str:
     return _num(v)
 
 
+def _range_text(arr) -> str:
+    vals = [v for v in arr.data if v is not warpsim.POISON]
+    if not vals:
+        return f"`{arr.name}` ({arr.dtype}, {arr.n:,} elements, written by the kernel)"
+    lo, hi = min(vals), max(vals)
+    return f"`{arr.name}` ({arr.dtype}, values from {_num(lo)} to {_num(hi)})"
+
+
+def tries(spec: Spec) -> str:
+    """What "passed" means for one exercise, in words: the sizes and launches Check tries, the
+    inputs' types and value ranges (read from the inputs it makes), the tolerance, and the sizes
+    the budgets are measured at. For the Solutions appendix."""
+    launches = []
+    for n in spec.sizes:
+        g, b = spec.launch_shape(n)
+        gd, bd = _dims(g), _dims(b)
+        launches.append(f"{_fmt_size(n)} (<<<{gd[0] * gd[1] * gd[2]:,} × {bd[0] * bd[1] * bd[2]:,}>>>)")
+    big = max(spec.sizes, key=_size_key)
+    arrays = [a for a in _inputs(spec, big) if isinstance(a, warpsim.Array)]
+    parts = [f"Check runs the kernel at {len(spec.sizes)} sizes, each with its launch of blocks × threads: "
+             + ", ".join(launches) + "."]
+    parts.append(f"At size {_fmt_size(big)} the arrays are " + "; ".join(_range_text(a) for a in arrays)
+                 + f". Every output element must match within a relative {spec.tolerance:g}, every input "
+                 f"must hold its launch-time contents afterwards, and any error the simulator raises "
+                 f"(out of bounds, an uninitialised read, a race) fails the check even if the kernel "
+                 f"catches it.")
+    if spec.budgets:
+        at = " and ".join(_fmt_size(n) for n in spec.measured)
+        parts.append(f"The budgets hold at size{'s' if len(spec.measured) > 1 else ''} {at}: "
+                     + ", ".join(f"`{b[0]}`" for b in spec.budgets) + ".")
+    return " ".join(parts)
+
+
 def solutions_markdown(root=".", exercises: Optional[list] = None) -> str:
     """The Solutions appendix: per exercise, its reference kernel, the budgets it meets with the
     measured figures, and its counts at the measured size, all from the simulator now. Raises
@@ -956,6 +1118,7 @@ def solutions_markdown(root=".", exercises: Optional[list] = None) -> str:
         out.append(f"## {title} {{#sec-sol-{ex.id[3:]}}}\n")
         out.append(f"[The exercise](../{page}#{ex.id}). Its reference kernel:\n")
         out.append("```{.python}\n" + ex.solution.rstrip() + "\n```\n")
+        out.append("What its check tries. " + tries(spec) + "\n")
         if r["budgets"]:
             rows = ["| Budget | Measured | Limit | Met |", "|:--|--:|--:|:--|"]
             for b in r["budgets"]:
