@@ -77,13 +77,16 @@ def test_an_element_no_thread_wrote_says_so_not_only_its_value(book):
 COPY_TUNED_TO_4096 = """
 @cuda.jit
 def copy(A, B, n):
-    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    b, t = cuda.blockIdx.x, cuda.threadIdx.x
+    i = b * cuda.blockDim.x + t
     if n == 4096:
         if i < n:
             B[i] = A[i]
     else:
-        j = (i % 32) * 32 + i // 32 if i < n - n % 1024 else i    # strided where it can
-        if i < n:
+        j = i
+        if b * 256 + 255 < n:               # a full block: lanes 32 elements apart
+            j = b * 256 + (t % 8) * 32 + t // 8
+        if j < n:
             B[j] = A[j]
 """
 
