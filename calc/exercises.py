@@ -794,6 +794,16 @@ def _budgets_at(report, spec: Spec, n, reference: Optional[dict]) -> tuple:
     return rows, figs
 
 
+def _overflow_note(overflow) -> dict:
+    """What to say when an exponential left FP32's range before a wrong result (the simulator's
+    exp is inf past 88.72, as expf: calc.sim.arith.EXP_LIMIT)."""
+    line, thread, block, x = overflow
+    where = f"thread ({thread.x}, {thread.y}, {thread.z}) of block ({block.x}, {block.y}, {block.z})"
+    return {"line": line, "overflow": True,
+            "hint": f"exp overflowed FP32 on line {line} ({where}: exp({_num(x)}) is more than FP32's largest "
+                    f"value, 3.4e38, so it is inf): subtract the row's maximum before the exponential"}
+
+
 def _changed_input(spec: Spec, n, report, before: dict) -> Optional[dict]:
     """The first element of an input (an array the check does not read as an output, which held
     data at launch) that the kernel changed."""
@@ -848,8 +858,12 @@ def check_code(code: str, spec: Spec, reference: Optional[dict] = None, ref_code
             result["sizes"].append({"size": _fmt_size(n), "ok": False, "ms": (time.perf_counter() - s0) * 1e3})
             break
         bad = _compare(spec, n, report, want, args) or _changed_input(spec, n, report, before)
+        if bad and getattr(report, "overflow", None):
+            bad.update(_overflow_note(report.overflow))
         result["sizes"].append({"size": _fmt_size(n), "ok": bad is None, "ms": (time.perf_counter() - s0) * 1e3})
         if bad:
+            if bad.get("hint"):
+                bad["message"] = f"{bad['message']}; {bad['hint']}"
             result.update(bad)
             break
         if n in spec.measured:

@@ -72,12 +72,24 @@ def fmax(a, b):
     return a if a >= b else b
 
 
+# The simulator computes in IEEE double (Python floats) and models FP32's range where a kernel
+# falls out of it in practice: e^x above FP32's largest value (3.4e38, so x > 88.72) is inf, as
+# CUDA's expf gives. A softmax that skips the row's maximum then reads inf / inf = nan, as it would
+# on the GPU, and the launch records where (Report.overflow) for the checker's message.
+FP32_MAX = 3.4028234663852886e38
+EXP_LIMIT = math.log(FP32_MAX)      # 88.72...
+
+
 def exp(x):
-    """e^x, one FLOP (the book counts a softmax's exponential as one operation)."""
+    """e^x, one FLOP (the book counts a softmax's exponential as one operation); inf past FP32's range."""
     st = mem._ST
     if st is not None and st.vec:
         return warp.exp(st, x)
     _flop(1)
+    if x > EXP_LIMIT:
+        if st is not None and st.overflow is None:
+            st.overflow = (mem._kernel_line(), st.thread, st.block, float(x))
+        return math.inf
     return math.exp(x)
 
 

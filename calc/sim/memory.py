@@ -107,7 +107,7 @@ class _State:
 
     __slots__ = ("keys", "idx", "frame", "kcode", "steps", "rids", "block", "thread", "shared",
                  "shared_top", "pending_barrier", "generator", "device", "vec", "live", "ftup", "failed",
-                 "to_warp", "error")
+                 "to_warp", "error", "overflow", "last_barrier")
 
     def __init__(self, max_steps: int):
         self.keys: list = []  # the running thread's log: site key (bytecode offset + rid << 20) ...
@@ -128,6 +128,8 @@ class _State:
         self.failed = False
         self.to_warp = None   # the warp executor's hook for a new shared array
         self.error = None     # the first KernelError the simulator raised in this launch
+        self.overflow = None  # the first exp that overflowed FP32: (line, thread, block, x)
+        self.last_barrier = None  # the line of the block's last barrier every thread passed
 
     def rid(self, array, kind, size) -> int:
         """A new access kind (array, ld/st/atom, bytes), as the high bits of a site key."""
@@ -177,6 +179,23 @@ def _kernel_line(depth: int = 2) -> Optional[int]:
 
 
 # ------------------------------------------------------------------ arrays
+
+
+def _expected_writer(idx, name: str) -> str:
+    """Which thread fills ``name[idx]`` in the usual layout (thread (x, y) stores tile[y, x]), when
+    the block has such a thread; else nothing."""
+    bd = blockDim
+    try:
+        bx, by = int(bd.x), int(bd.y)
+    except (TypeError, ValueError):
+        return ""
+    if isinstance(idx, tuple) and len(idx) == 2:
+        i, j = idx
+        if j < bx and i < by:
+            return f" (in the usual layout, {name}[threadIdx.y, threadIdx.x], thread ({j}, {i}, 0) stores it)"
+    elif isinstance(idx, int) and by == 1 and idx < bx:
+        return f" (in the usual layout, {name}[threadIdx.x], thread ({idx}, 0, 0) stores it)"
+    return ""
 
 
 class Array:
@@ -305,6 +324,14 @@ class Array:
     def _uninit(self, flat: int):
         idx = self._unflat(flat)
         name = _subscript(self.name, idx)
+        st = _ST
+        if self.space == "shared" and st is not None and st.last_barrier is not None:
+            # Every thread of the block has passed the barrier: whatever it wrote before is there.
+            # So no thread wrote this element at all; the barrier is not what is missing.
+            return self._error(UninitializedRead, f"read of shared {name}, which no thread of this block "
+                               f"wrote before the barrier on line {st.last_barrier}: the barrier is there, "
+                               f"so the store that should fill {name} never ran"
+                               + _expected_writer(idx, self.name) + "; check its guard and its indices", idx)
         return self._error(UninitializedRead, f"read of {self.space} {name} before any thread wrote it"
                            + (f" (shared memory starts uninitialised): if another thread writes {name}, a "
                               "cuda.syncthreads() must come between its write and this read"

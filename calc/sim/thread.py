@@ -154,6 +154,7 @@ def run(kernel: Callable, g: Dim3, b: Dim3, args: Sequence, dev, max_steps: int,
             idxs = [[] for _ in range(nt)]
             gens: list = [None] * nt
             epoch = 0
+            st.last_barrier = None
             running = list(range(nt))
             while True:
                 waiting: dict = {}
@@ -221,6 +222,7 @@ def run(kernel: Callable, g: Dim3, b: Dim3, args: Sequence, dev, max_steps: int,
                 if finished or len(waiting) > 1:
                     raise _divergent_barrier(bidx, threads, waiting, finished)
                 running = next(iter(waiting.values()))
+                st.last_barrier = next(iter(waiting))
                 epoch += 1
     finally:
         mem._ST = None
@@ -228,6 +230,7 @@ def run(kernel: Callable, g: Dim3, b: Dim3, args: Sequence, dev, max_steps: int,
             a._detach()
     report = Report(kernel, g, b, dev, record, _source_of(kernel), l2, {a.name: a for a in arrays})
     report.executor = "thread"
+    report.overflow = st.overflow
     return report
 
 

@@ -255,10 +255,19 @@ def fmax(st, a, b):
         raise _fail() from None
 
 
+_EXP_LIMIT = math.log(3.4028234663852886e38)   # calc.sim.arith.EXP_LIMIT: past it, FP32's exp is inf
+
+
 def exp(st, x):
-    _log_flop(st, 1)
+    # An exponential past FP32's range goes to the per-thread executor, which records where.
     if x.__class__ is not Lanes:
+        if x > _EXP_LIMIT:
+            raise _fail()
+        _log_flop(st, 1)
         return math.exp(x)
+    if max(x.v) > _EXP_LIMIT:
+        raise _fail()
+    _log_flop(st, 1)
     return _map1(math.exp, x.v)
 
 

@@ -6,6 +6,7 @@ kept, two measured sizes, the spread budget, the build's coverage rules, what a 
 from __future__ import annotations
 
 import json
+import math
 import re
 import textwrap
 
@@ -201,3 +202,78 @@ def test_the_solutions_appendix_says_what_each_check_tries(book):
     assert "6 sizes" in text and "1,000 (<<<4 × 256>>>)" in text
     assert "values from" in text and "launch-time contents" in text
     assert "sizes 4,096 and 1,000" in text and "`global_requests <= 2 * reference`" in text
+
+
+# ------------------------------------------------------------------ numerics: scores as a model makes them
+
+def _without_max(solution: str) -> str:
+    """The reference with its running maximum taken out: every ``x - m`` (``add(x, -m)`` forms
+    included) becomes ``x``."""
+    out = re.sub(r"\(\s*([\w\[\]\.]+)\s*-\s*m(_new)?\s*\)", r"(\1)", solution)
+    return out
+
+
+def test_exp_past_fp32s_range_is_inf_and_recorded():
+    from calc.sim import Array, compile_kernel, launch
+    k = compile_kernel(HEAD + textwrap.dedent("""
+        @cuda.jit
+        def f(X, Y, n):
+            i = cuda.threadIdx.x
+            Y[i] = math.exp(X[i])
+    """))
+    r = launch(k, 1, 32, (Array("X", [float(5 * i) for i in range(32)]), Array("Y", 32), 32))
+    assert r.arrays["Y"].data[17] == pytest.approx(math.exp(85)) and r.arrays["Y"].data[18] == math.inf
+    line, thread, block, x = r.overflow
+    assert (line, thread.x, x) == (9, 18, 90.0)
+
+
+SOFTMAX_NO_MAX = """
+TPB = 32
+
+@cuda.jit
+def softmax(X, Y, rows, cols):
+    red = cuda.shared.array(TPB, numba.float32)
+    t, r = cuda.threadIdx.x, cuda.blockIdx.x
+    s = 0.0
+    for j in range(t, cols, 32):
+        s += math.exp(X[r * cols + j])          # no maximum subtracted
+    red[t] = s
+    cuda.syncthreads()
+    k = 16
+    while k > 0:
+        if t < k:
+            red[t] += red[t + k]
+        cuda.syncthreads()
+        k //= 2
+    total = red[0]
+    for j in range(t, cols, 32):
+        Y[r * cols + j] = math.exp(X[r * cols + j]) / total
+"""
+
+
+def test_a_softmax_without_the_maximum_fails_where_exp_overflows_fp32(book):
+    r = check(book, "ex-attn-softmax", SOFTMAX_NO_MAX)
+    assert not r["passed"] and r["stage"] == "mismatch"
+    assert "exp overflowed FP32" in r["message"] and "subtract the row's maximum" in r["message"]
+    assert r["line"] == line_of(SOFTMAX_NO_MAX, "s += math.exp")
+
+
+def test_a_read_after_the_barrier_of_an_element_nobody_wrote_blames_the_store_not_the_barrier(book):
+    """The transpose with a wrong load guard has its barrier: the message said a barrier must come
+    between, which the kernel already has. It now says no thread wrote the element at all."""
+    ex = book["ex-gpu-transpose"]
+    bad = ex.solution.replace("if x < cols and y < rows:\n", "if x < cols and y < rows - 1:\n", 1)
+    assert bad != ex.solution
+    r = E.check_code(bad, E.spec_of(ex), ref_code=ex.solution)
+    assert not r["passed"] and r["kind"] == "UninitializedRead"
+    assert "which no thread of this block wrote before the barrier on line" in r["message"]
+    assert "must come between" not in r["message"] and "check its guard" in r["message"]
+
+
+def test_a_read_with_no_barrier_before_it_still_asks_for_one(book):
+    ex = book["ex-gpu-transpose"]
+    lines = ex.solution.split("\n")
+    i = next(k for k, ln in enumerate(lines) if ln.strip() == "cuda.syncthreads()")
+    bad = "\n".join(lines[:i] + [lines[i].replace("cuda.syncthreads()", "pass")] + lines[i + 1:])
+    r = E.check_code(bad, E.spec_of(ex), ref_code=ex.solution)
+    assert not r["passed"] and ("cuda.syncthreads() must come between" in r["message"] or r["kind"] == "Race")
