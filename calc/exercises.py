@@ -1195,11 +1195,13 @@ def handle(request: str) -> str:
     with ``"result"``: an earlier check's ``point`` and ``reference_point``, when the reader's
     measured device changes after a check).
 
-    ``{"op": "check" | "run", "code": the reader's text, "exercise": the page data of
+    ``{"op": "check" | "run" | "gpuscript", "code": the reader's text, "exercise": the page data of
     ``page_data``}``, and for a check ``"measured"``: the reader's measured devices (the dicts of
     ``BookDevice.devices()``, may be absent) -> ``run_code``'s result, or ``check_code``'s with
     ``measured_points`` (``measured_points``'s list) added, or ``{"stage": "internal",
-    "message": ...}`` when the exercise itself is broken (the build should have caught it)."""
+    "message": ...}`` when the exercise itself is broken (the build should have caught it).
+    ``"gpuscript"`` ("Run on an NVIDIA GPU"), with ``"result"``: the page's last Check or Run,
+    whose figures the script prints -> ``calc.gpuscript.for_page``'s ``{"filename", "script"}``."""
     import gc
     import json
     req = json.loads(request)
@@ -1213,6 +1215,10 @@ def handle(request: str) -> str:
         spec = _cached_spec(ex)
         if req["op"] == "run":
             out = run_code(req["code"], spec)
+        elif req["op"] == "gpuscript":
+            # "Run on an NVIDIA GPU": the reader's kernel, the check's data, the ncu command (calc.gpuscript)
+            from . import gpuscript
+            out = gpuscript.for_page(req["code"], spec, ex["id"], req.get("result"), req.get("title", ""))
         elif req["op"] == "place":
             # a device measured (or deleted) after the check: the check's points on it, no new launch
             out = {"measured_points": measured_points(req["result"], spec, req.get("measured"))}

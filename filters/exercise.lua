@@ -143,7 +143,12 @@ local function html(div)
     .. '<button type="button" class="exercise-reset" disabled>Start over</button>'
     .. '<button type="button" class="exercise-hint-next" disabled data-hints="' .. hints .. '">Hint (1 of ' .. hints .. ')</button>'
     .. '<button type="button" class="exercise-show-solution" disabled>Solution</button>'
-    .. '</div>'))
+    .. '<button type="button" class="exercise-gpu" disabled aria-describedby="' .. esc(id) .. '-gpu-note">'
+    .. 'Run on an NVIDIA GPU</button>'
+    .. '</div>'
+    .. '<p class="exercise-gpu-note" id="' .. esc(id) .. '-gpu-note">Run on an NVIDIA GPU saves a Python script '
+    .. '(numba-cuda and numpy) with your kernel, this check\'s inputs and the Nsight Compute command '
+    .. 'for the counts shown here.</p>'))
   out:insert(raw('<div class="exercise-status" role="status" aria-live="polite"><p class="exercise-message">'
     .. 'The editor and the simulator load when you reach this exercise.</p></div>'
     .. '<div class="exercise-results"></div>'))

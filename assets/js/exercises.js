@@ -228,7 +228,9 @@ class Exercise {
     this.id = this.data.id;
     const $ = (s) => section.querySelector(s);
     this.buttons = { run: $(".exercise-run"), check: $(".exercise-check"), stop: $(".exercise-stop"),
-                     reset: $(".exercise-reset"), hint: $(".exercise-hint-next"), solution: $(".exercise-show-solution") };
+                     reset: $(".exercise-reset"), hint: $(".exercise-hint-next"), solution: $(".exercise-show-solution"),
+                     gpu: $(".exercise-gpu") };
+    this.last = null;                                     // the last Run's or Check's answer: its figures go in the GPU script
     this.status = $(".exercise-status");
     this.results = $(".exercise-results");
     this.hints = [...section.querySelectorAll(".exercise-hint")];
@@ -279,7 +281,7 @@ class Exercise {
 
   bind() {
     const b = this.buttons;
-    for (const key of ["run", "check", "reset", "hint", "solution"]) b[key].disabled = false;
+    for (const key of ["run", "check", "reset", "hint", "solution", "gpu"]) if (b[key]) b[key].disabled = false;
     b.hint.disabled = this.hints.length === 0;
     b.run.addEventListener("click", () => this.go("run"));
     b.check.addEventListener("click", () => this.go("check"));
@@ -287,6 +289,33 @@ class Exercise {
     b.reset.addEventListener("click", () => this.reset());
     b.hint.addEventListener("click", () => this.nextHint());
     b.solution.addEventListener("click", () => this.showSolution());
+    if (b.gpu) b.gpu.addEventListener("click", () => this.saveGpuScript());
+  }
+
+  // "Run on an NVIDIA GPU": calc.gpuscript writes the script in the worker from the editor's kernel,
+  // the check and the last answer's figures; it is saved from a Blob (no server, works offline).
+  async saveGpuScript() {
+    if (this.busy) return;
+    this.setBusy(true);
+    this.say(!worker ? BOOT_NOTE : "Writing the script…");
+    try {
+      const answer = await ask("gpuscript", this.code(), this.data, { result: this.last, title: this.data.title });
+      const out = JSON.parse(answer.json);
+      if (!out.script) throw new Error(out.error || out.message || "no script came back");
+      const url = URL.createObjectURL(new Blob([out.script], { type: "text/x-python" }));
+      const a = el("a", { href: url, download: out.filename, hidden: true });
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 60_000);
+      this.say(`Saved ${out.filename}. On a machine with an NVIDIA GPU: pip install numba-cuda numpy, then ` +
+               `python3 ${out.filename} checks your kernel and prints the Nsight Compute command` +
+               (this.last ? ", with this page's figures beside its counters." : " (press Check first to have this page's figures beside its counters)."));
+    } catch (err) {
+      this.say(`The script could not be written: ${err.message}`, "fail");
+    } finally {
+      this.setBusy(false);
+    }
   }
 
   say(text, kind = "") {
@@ -296,6 +325,7 @@ class Exercise {
   setBusy(busy) {
     this.busy = busy;
     this.buttons.run.disabled = this.buttons.check.disabled = busy;
+    if (this.buttons.gpu) this.buttons.gpu.disabled = busy;
     this.buttons.stop.disabled = !busy;
     this.section.setAttribute("aria-busy", busy ? "true" : "false");
   }
@@ -426,6 +456,7 @@ class Exercise {
   }
 
   showRun(r) {
+    this.last = r;
     if (!r.ok) {
       this.say(`Run failed: ${r.message}`, "fail");
       if (r.line) { this.markLine(r.line); this.results.append(this.lineButton(r.line)); }
@@ -439,6 +470,7 @@ class Exercise {
   }
 
   showCheck(r) {
+    this.last = r;
     const verdict = r.passed ? `Passed: ${r.message}.` : `Not yet: ${r.message}`;
     this.say(verdict, r.passed ? "pass" : "fail");
     if (r.passed) {

@@ -432,8 +432,8 @@ class Report:
         self.l2_bytes = l2_bytes
         self._agg: Optional[dict] = None
         self._traffic: Optional[Traffic] = None
-        self.executor = "thread"
-        self.overflow = None      # the first exp past FP32's range: (line, thread, block, x), else None  # which executor of warpsim made the record ("warp" or "thread")
+        self.executor = "thread"  # which executor made the record ("warp" or "thread")
+        self.overflow = None      # the first exp past FP32's range: (line, thread, block, x), else None
 
     # -- aggregation (one pass over the record, cached)
     def _aggregate(self) -> dict:
