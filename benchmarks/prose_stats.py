@@ -4,7 +4,7 @@
 
 Running prose is the text of the ``<p>`` and ``<li>`` elements of a chapter's ``<main>`` (its
 level-1 ``<section>``), leaving out figures and their captions, tables, code, display math, the
-"Learning goals" and "Terms introduced here" boxes, a Predict's choices, widgets, margin notes
+"Learning goals" and "Terms in this chapter" boxes, a Predict's choices, widgets, margin notes
 and sidenotes, and the page's own furniture (the inline table of contents, "Cite this chapter",
 the previous/next links). Inline math and inline code count as one word each. A block ends a
 sentence; inside it a sentence ends at ``.``, ``!`` or ``?`` followed by a space (or the block's

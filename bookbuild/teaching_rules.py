@@ -323,3 +323,33 @@ def predict_answered_by_output(root: Path, pages: Iterable[tuple[str, Seen]]) ->
                 what = f"at line {where.line}" if where.prose else f"in the output of the cell at line {where.line} ({where.origin})"
                 yield (path, row.line, f"Predict answered above it: its Reveal's answer \"{shown}\" stands above it "
                                        f"in the same section, {what}; move the Predict up")
+
+
+# -- an opening: what a reader reads before the chapter's first section (issue #43) -----------------
+OPENING_WORDS = 150               # at most this many words before a chapter's first section heading
+
+
+def opening_words(html: str) -> int:
+    """Words a reader meets on a built page between its title and its first section heading: the
+    level-1 section's text up to its first level-2 section, callouts, captions and margin notes
+    included; the title, the page's inline table of contents, scripts, styles and drawings' own
+    text (SVG) left out. A word is a run of characters holding a letter or a digit."""
+    from bs4 import BeautifulSoup, Tag
+
+    main = BeautifulSoup(html, "html.parser").find("main")
+    section = main.find("section", class_="level1") if main else None
+    if section is None:
+        raise ValueError("no <main> with a level-1 <section>")
+    words = 0
+    for child in section.children:
+        if not isinstance(child, Tag):
+            words += len(re.findall(r"\S*\w\S*", str(child)))
+            continue
+        if child.name == "section":
+            break
+        if child.name in ("h1", "script", "style") or "toc-inline" in (child.get("class") or []):
+            continue
+        for hidden in child.find_all(["script", "style", "svg"]):
+            hidden.decompose()
+        words += len(re.findall(r"\S*\w\S*", child.get_text(" ")))
+    return words
