@@ -163,7 +163,7 @@ def _tex(tex: str) -> str:
     tex = re.sub(r"\\(?:text|mathrm|mathsf|operatorname)\{([^{}]*)\}", r" \1 ", tex)
     for _ in range(4):                               # nested \frac, innermost first
         tex = re.sub(r"\\[dt]?frac\{([^{}]*)\}\{([^{}]*)\}", r"(\1) / (\2)", tex)
-    for macro, sign in ((r"\times", "×"), (r"\cdot", "·"), (r"\approx", "≈"), (r"\div", "/"), (r"\simeq", "≈"),
+    for macro, sign in (("&", ""), (r"\times", "×"), (r"\cdot", "·"), (r"\approx", "≈"), (r"\div", "/"), (r"\simeq", "≈"),
                         ("{,}", ","), (r"\,", ""), (r"\;", " "), (r"\quad", " "), (r"\!", ""), ("\\", " ")):
         tex = tex.replace(macro, sign)
     tex = re.sub(r"\(\s*([^()]*?)\s*\)", r"\1", tex)      # (400 FLOPs) / (100 bytes): the brackets a fraction made
