@@ -363,6 +363,8 @@ def opening_words(html: str) -> int:
 # -- a Predict answered by a glossary definition a reader has seen (issue #43) -----------------------
 COMMON = 0.03                     # a word stem in more than this share of the book's paragraphs is not distinctive
 SHARED = 2                        # distinctive stems a definition must share with the Reveal's lead
+SHARED_CALLOUT = 3                # ... and a callout above it (a Takeaway, a note): longer, so more
+CALLOUT = re.compile(r"^:::+\s*\{([^}]*\.callout-[^}]*)\}\s*$(.*?)^:::+\s*$", re.S | re.M)
 RATE = re.compile(r"\bFLOPs?\s*(?:/|per)\s*(?:byte|B)\b|\bbytes?\s*(?:/|per)\s*FLOP\b", re.I)
 
 
@@ -382,15 +384,17 @@ def predict_answered_by_definition(root: Path, pages: Iterable[tuple[str, str, d
     """A Predict whose Reveal a glossary definition already gives: a definition of a term the
     chapter introduces (its "Terms" box, the Glossary) or marks ``[term]{.term}`` above the Predict
     (a hover) that shares with the Reveal's first three sentences ``SHARED`` distinctive word stems
-    (stems in at most ``COMMON`` of the book's paragraphs, and not in the question), or that states
-    an intensity (FLOP per byte) when the Reveal's lead turns on one. ``pages``: (source path,
-    text, front matter), every page of the book (the stems' frequencies are the book's)."""
+    (stems in at most ``COMMON`` of the book's paragraphs, Reveals left out, and not in the question), or that states
+    an intensity (FLOP per byte) when the Reveal's lead turns on one; or an open callout above it
+    in the chapter (a Takeaway, a note; not a Predict, a collapsed Reveal or the Learning goals)
+    that shares ``SHARED_CALLOUT`` such stems. ``pages``: (source path, text, front matter), every
+    page of the book (the stems' frequencies are the book's)."""
     pages = list(pages)
     defs: dict[str, str] = {}
     paragraphs: list[set[str]] = []
     for _, text, front in pages:
         defs.update(_definitions(front))
-        paragraphs += [_stems(p) for p in re.split(r"\n\s*\n", prose_only(text)) if p.strip()]
+        paragraphs += [_stems(p) for p in re.split(r"\n\s*\n", prose_only(_without_reveals(text))) if p.strip()]
     counts: dict[str, int] = {}
     for p in paragraphs:
         for s in p:
@@ -410,6 +414,20 @@ def predict_answered_by_definition(root: Path, pages: Iterable[tuple[str, str, d
             for t in TERM_SPAN.finditer(text[:m.start()]):
                 k = _key(t.group(2) or t.group(1))
                 marked.update(k2 for k2 in (k, re.sub("es$", "", k), re.sub("s$", "", k)) if k2 in defs)
+            line = text.count("\n", 0, m.start()) + 1
+            found = None
+            for c in CALLOUT.finditer(text[:m.start()]):
+                if re.search(r"\.predict\b|collapse=|[Ll]earning goals", c.group(1)):
+                    continue
+                shared = sorted(key & _stems(c.group(2)))
+                if len(shared) >= SHARED_CALLOUT:
+                    found = (f"Predict answered above it by a callout: the callout at line "
+                             f"{text.count(chr(10), 0, c.start()) + 1} shares {', '.join(shared)} with its Reveal; "
+                             "move the Predict above it or reword one of them")
+                    break
+            if found:
+                yield (root / source, line, found)
+                continue
             for term in sorted(own | marked):
                 definition = defs.get(term, "")
                 shared = sorted(key & _stems(definition))

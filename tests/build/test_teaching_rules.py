@@ -141,9 +141,21 @@ def test_predict_sharing_one_word_or_an_intensity_with_a_definition(fixture_book
           '    def: "A matrix-vector product: 2/s FLOP per byte for s-byte elements."\n')
     append(two, "A [GEMV]{.term} below.\n")
     line = append(two, PREDICT.format(question="How fast is decode?",
-                                      answer="Slow: an intensity of `{python} i` FLOP/byte."))
+                                      answer="Slow: an intensity of `{python} i` FLOP/B."))
     [f] = errors(fixture_book)
     assert f.line == line and "states the intensity its Reveal turns on" in f.message
+
+
+def test_predict_answered_by_a_callout_above_it_is_reported(fixture_book):
+    two = fixture_book / "chapters/two.qmd"
+    answer = "Plutonium, lightning and a clocktower. Nothing else will do."
+    append(two, PREDICT.format(question="What does the car need?", answer=answer))
+    assert errors(fixture_book) == []                # nothing above it yet
+    line_note = append(two, '::: {.callout-note .takeaway title="Takeaway"}\nThe car runs on plutonium, '
+                            "or on lightning caught from a clocktower.\n:::\n")
+    line = append(two, PREDICT.format(question="And again?", answer=answer))
+    [f] = errors(fixture_book)
+    assert f.line == line and f"by a callout: the callout at line {line_note} shares clock, light, pluto" in f.message
 
 
 # -- answers a reader sees only once the cells have run ------------------------------------------
