@@ -4,7 +4,7 @@
 
 Running prose is the text of the ``<p>`` and ``<li>`` elements of a chapter's ``<main>`` (its
 level-1 ``<section>``), leaving out figures and their captions, tables, code, display math, the
-"Learning goals" and "Terms introduced here" boxes, a Predict's choices, widgets, margin notes
+"Learning goals" and "Terms in this chapter" boxes, a Predict's choices, widgets, margin notes
 and sidenotes, and the page's own furniture (the inline table of contents, "Cite this chapter",
 the previous/next links). Inline math and inline code count as one word each. A block ends a
 sentence; inside it a sentence ends at ``.``, ``!`` or ``?`` followed by a space (or the block's
@@ -17,6 +17,16 @@ section numbers, but not names such as A100, FP32 or L2), the
 Takeaway boxes (``.takeaway``), the schematic figures (ids that start ``fig-schematic-``, the
 marker agreed with the figures' author), and whether the chapter's last section says
 "You can now". The goals the issue sets are printed beside them.
+
+Then, for issue #43 ("a reader leaves able to estimate"), a second table: words a sentence and the
+share over 35 words again, the worked computations shown, the problems (``.problem`` divs) and
+the words before the first section (``bookbuild.teaching_rules.opening_words``). A *worked
+computation* is arithmetic the reader sees done: in a paragraph or list item of running prose, or
+in display math, numbers joined by an operator (``×``, ``·``, ``/``, ``+``, ``−``, a fraction)
+and then ``=`` or ``≈`` and a number, units allowed after each number ("989 TFLOP/s / 3.35 TB/s ≈
+295 FLOP/byte", ``$100 \times 2 = 200$``). Inline and display math are read from KaTeX's TeX
+annotation (``\frac{a}{b}`` as ``a / b``); each match counts once. A bare result ("about 300")
+or a formula in letters (``$I = F/B$``) is not one.
 """
 from __future__ import annotations
 
@@ -27,6 +37,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bs4 import BeautifulSoup, NavigableString, Tag
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bookbuild.teaching_rules import OPENING_WORDS, opening_words  # noqa: E402
 
 CHAPTERS = ["data-movement", "roofline", "gpu", "cuda-threads", "attention", "tiling-systolic", "serving",
             "communication"]
@@ -40,6 +53,10 @@ SKIP_CLASSES = {"katex-display", "terms-box", "widget", "predict-choices", "pred
                 "figure-scroll", "cell-output-display", "page-nav", "widget-readouts"}
 NUMBER = re.compile(r"\d")
 NUMERAL = re.compile(r"^[^\w]*\d")
+_NUM = r"\d[\d,]*(?:\.\d+)?(?:[²³]|\^\{?\d+\}?)?(?:\s*[×x]\s*10\^\{?[-−]?\d+\}?)?"
+_UNITS = r"(?:\s*[A-Za-zµ%][\w/%µ·-]*){0,3}?"
+WORKED = re.compile(r"\(?" + _NUM + _UNITS + r"\)?(?:\s*(?:[×·*/+−]|\s-\s)\s*\(?" + _NUM + _UNITS + r"\)?)+\s*[=≈]\s*[~]?\s*"
+                    + _NUM)
 SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)]*\s+")
 
 
@@ -53,6 +70,9 @@ class Stats:
     takeaways: int
     schematics: int
     you_can_now: bool
+    worked: int = 0
+    problems: int = 0
+    opening: int = 0
 
     @property
     def mean(self) -> float:
@@ -138,6 +158,48 @@ def _sentences(text: str) -> list[list[str]]:
     return out
 
 
+def _tex(tex: str) -> str:
+    """A TeX annotation as plain arithmetic: fractions as ``a / b``, operators as signs."""
+    tex = re.sub(r"\\(?:text|mathrm|mathsf|operatorname)\{([^{}]*)\}", r" \1 ", tex)
+    for _ in range(4):                               # nested \frac, innermost first
+        tex = re.sub(r"\\[dt]?frac\{([^{}]*)\}\{([^{}]*)\}", r"(\1) / (\2)", tex)
+    for macro, sign in (("&", ""), (r"\times", "×"), (r"\cdot", "·"), (r"\approx", "≈"), (r"\div", "/"), (r"\simeq", "≈"),
+                        ("{,}", ","), (r"\,", ""), (r"\;", " "), (r"\quad", " "), (r"\!", ""), ("\\", " ")):
+        tex = tex.replace(macro, sign)
+    tex = re.sub(r"\(\s*([^()]*?)\s*\)", r"\1", tex)      # (400 FLOPs) / (100 bytes): the brackets a fraction made
+    return tex.replace("{", " ").replace("}", " ")
+
+
+def _shown(node: Tag) -> str:
+    """A block's text as shown, math as its TeX made plain."""
+    out: list[str] = []
+    for child in node.children:
+        if isinstance(child, NavigableString):
+            if type(child) is NavigableString:
+                out.append(str(child))
+        elif isinstance(child, Tag):
+            classes = set(child.get("class") or [])
+            if "katex" in classes or "katex-display" in classes:
+                note = child.find("annotation")
+                out.append(" " + _tex(note.get_text() if note else "") + " ")
+            elif child.name in ("p", "ul", "ol", "li", "div", "details", "section") or _skipped(child):
+                continue
+            else:
+                out.append(_shown(child))
+    return "".join(out)
+
+
+def worked_computations(section: Tag) -> int:
+    """Worked computations (see the module's docstring) in running prose and display math."""
+    n = 0
+    for block in section.find_all(["p", "li"]):
+        if _in_skipped(block, section) or _skipped(block):
+            continue
+        text = " ".join(_shown(block).replace("\u00a0", " ").replace("\u2009", "").replace("\u202f", "").split())
+        n += len(WORKED.findall(text))
+    return n
+
+
 def measure(html: str, chapter: str) -> Stats:
     soup = BeautifulSoup(html, "html.parser")
     main = soup.find("main")
@@ -159,7 +221,8 @@ def measure(html: str, chapter: str) -> Stats:
     last = section.find_all("section", class_="level2")
     tail = last[-1] if last else section
     you_can_now = "you can now" in tail.get_text(" ", strip=True).lower()
-    return Stats(chapter, lengths, words, numbers, numerals, takeaways, schematics, you_can_now)
+    return Stats(chapter, lengths, words, numbers, numerals, takeaways, schematics, you_can_now,
+                 worked_computations(section), len(section.select(".problem")), opening_words(html))
 
 
 def table(book: Path) -> list[Stats]:
@@ -190,6 +253,13 @@ def main(argv: list[str]) -> int:
            and r.per100 <= GOALS["numbers"] and r.takeaways >= GOALS["takeaways"]
            and r.schematics >= GOALS["schematics"] and r.you_can_now]
     print(f"chapters meeting every goal: {len(met)} of {len(rows)}" + (f" ({', '.join(met)})" if met else ""))
+    print()
+    print("issue #43: a reader leaves able to estimate")
+    print("| chapter | words/sentence | over 35 words | worked computations | problems | words before the first section |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r.chapter} | {r.mean:.1f} | {r.over35:.1f} % | {r.worked} | {r.problems} | {r.opening} |")
+    print(f"| goal | <= {GOALS['mean']:.0f} | <= 5 % | >= 5 | 6-10 | <= {OPENING_WORDS} |")
     return 0
 
 

@@ -278,12 +278,13 @@ class Linter:
 
     def check_teaching(self, cfg: config_mod.BookConfig, pages: list) -> None:
         """bookbuild/teaching_rules.py: terms met before their chapter, Predicts answered above in
-        the source and, for chapters whose last build's outputs still hold (the execution cache,
+        the source or by a glossary definition a reader has seen and, for chapters whose last build's outputs still hold (the execution cache,
         replayed without a kernel), in what the cells made: tables, captions, printed numbers."""
         read = [(ch.source.as_posix(), page["text"], page["front"]) for ch, page in pages if page]
         answered: set[tuple[Path, int | None]] = set()
         for rule in (teaching_rules.terms_before_introduction(self.root, read),
-                     teaching_rules.predict_answered_above(self.root, read)):
+                     teaching_rules.predict_answered_above(self.root, read),
+                     teaching_rules.predict_answered_by_definition(self.root, read)):
             for file, line, message in rule:
                 self.add(file, line, "error", message)
                 answered.add((file, line))

@@ -16,7 +16,12 @@
   (``predict_answered_by_output``, over ``execute.markdown.seen``): the Reveal's leading number
   in a table, caption, alt text or printed output a cell made, or in prose from another
   expression, or an equation the Reveal cites. The first rule reads the source as written and
-  misses these (four Predicts of the book sat under the table or equation that answered them).
+  misses these (four Predicts of the book sat under the table or equation that answered them);
+* a Predict answered by a glossary definition (``predict_answered_by_definition``): a definition
+  of a term the chapter introduces or marks above the Predict that shares the Reveal's
+  distinctive words or states the intensity it turns on (issue #43: "2:4 sparsity" answered the
+  sparse-peak Predict, "GEMV" the decode one, "divergence" the branch one);
+* the words a chapter's built page puts before its first section (``opening_words``).
 
 Each rule returns ``(file, line, message)`` tuples; ``check.py`` reports them as errors.
 """
@@ -323,3 +328,117 @@ def predict_answered_by_output(root: Path, pages: Iterable[tuple[str, Seen]]) ->
                 what = f"at line {where.line}" if where.prose else f"in the output of the cell at line {where.line} ({where.origin})"
                 yield (path, row.line, f"Predict answered above it: its Reveal's answer \"{shown}\" stands above it "
                                        f"in the same section, {what}; move the Predict up")
+
+
+# -- an opening: what a reader reads before the chapter's first section (issue #43) -----------------
+OPENING_WORDS = 150               # at most this many words before a chapter's first section heading
+
+
+def opening_words(html: str) -> int:
+    """Words a reader meets on a built page between its title and its first section heading: the
+    level-1 section's text up to its first level-2 section, callouts, captions and margin notes
+    included; the title, the page's inline table of contents, scripts, styles and drawings' own
+    text (SVG) left out. A word is a run of characters holding a letter or a digit."""
+    from bs4 import BeautifulSoup, Tag
+
+    main = BeautifulSoup(html, "html.parser").find("main")
+    section = main.find("section", class_="level1") if main else None
+    if section is None:
+        raise ValueError("no <main> with a level-1 <section>")
+    words = 0
+    for child in section.children:
+        if not isinstance(child, Tag):
+            words += len(re.findall(r"\S*\w\S*", str(child)))
+            continue
+        if child.name == "section":
+            break
+        if child.name in ("h1", "script", "style") or "toc-inline" in (child.get("class") or []):
+            continue
+        for hidden in child.find_all(["script", "style", "svg"]):
+            hidden.decompose()
+        words += len(re.findall(r"\S*\w\S*", child.get_text(" ")))
+    return words
+
+
+# -- a Predict answered by a glossary definition a reader has seen (issue #43) -----------------------
+COMMON = 0.03                     # a word stem in more than this share of the book's paragraphs is not distinctive
+SHARED = 2                        # distinctive stems a definition must share with the Reveal's lead
+SHARED_CALLOUT = 3                # ... and a callout above it (a Takeaway, a note): longer, so more
+CALLOUT = re.compile(r"^:::+\s*\{([^}]*\.callout-[^}]*)\}\s*$(.*?)^:::+\s*$", re.S | re.M)
+RATE = re.compile(r"\bFLOPs?\s*(?:/|per)\s*(?:byte|B)\b|\bbytes?\s*(?:/|per)\s*FLOP\b", re.I)
+
+
+def _stems(text: str) -> set[str]:
+    """Word stems (first five letters of each word of four letters or more) of source text, with
+    inline code, attributes, citations and cross-references left out."""
+    text = re.sub(r"`[^`]*`|\{[^}]*\}|\[@[^\]]*\]|@[\w:-]+", " ", text)
+    return {w[:5] for w in re.findall(r"[a-z][a-z0-9-]+", text.lower()) if len(w) > 3}
+
+
+def _definitions(front: dict) -> dict[str, str]:
+    return {_key(str(t["term"])): str(t.get("def", "")) for t in _as_list(front.get("terms"))
+            if isinstance(t, dict) and t.get("term")}
+
+
+def predict_answered_by_definition(root: Path, pages: Iterable[tuple[str, str, dict]]) -> Iterator[Finding]:
+    """A Predict whose Reveal a glossary definition already gives: a definition of a term the
+    chapter introduces (its "Terms" box, the Glossary) or marks ``[term]{.term}`` above the Predict
+    (a hover) that shares with the Reveal's first three sentences ``SHARED`` distinctive word stems
+    (stems in at most ``COMMON`` of the book's paragraphs, Reveals left out, and not in the question), or that states
+    an intensity (FLOP per byte) when the Reveal's lead turns on one; or an open callout above it
+    in the chapter (a Takeaway, a note; not a Predict, a collapsed Reveal or the Learning goals)
+    that shares ``SHARED_CALLOUT`` such stems. ``pages``: (source path, text, front matter), every
+    page of the book (the stems' frequencies are the book's)."""
+    pages = list(pages)
+    defs: dict[str, str] = {}
+    paragraphs: list[set[str]] = []
+    for _, text, front in pages:
+        defs.update(_definitions(front))
+        paragraphs += [_stems(p) for p in re.split(r"\n\s*\n", prose_only(_without_reveals(text))) if p.strip()]
+    counts: dict[str, int] = {}
+    for p in paragraphs:
+        for s in p:
+            counts[s] = counts.get(s, 0) + 1
+    common = {s for s, n in counts.items() if n > max(2.0, COMMON * len(paragraphs))}
+    for source, text, front in pages:
+        own = set(_definitions(front))
+        for m in re.finditer(r"^:::+\s*\{[^}]*\.predict\b[^}]*\}\s*$", text, re.M):
+            reveal = REVEAL_SOURCE.search(text, m.end())
+            if not reveal:
+                continue
+            close = re.compile(r"^:::+\s*$", re.M).search(text, reveal.end())
+            body = " ".join(text[reveal.end(): close.start() if close else len(text)].split())
+            lead = " ".join(re.split(r"(?<=[.!?])\s+", body)[:3])
+            key = _stems(lead) - _stems(text[m.end():reveal.start()]) - common
+            marked = set()
+            for t in TERM_SPAN.finditer(text[:m.start()]):
+                k = _key(t.group(2) or t.group(1))
+                marked.update(k2 for k2 in (k, re.sub("es$", "", k), re.sub("s$", "", k)) if k2 in defs)
+            line = text.count("\n", 0, m.start()) + 1
+            found = None
+            for c in CALLOUT.finditer(text[:m.start()]):
+                if re.search(r"\.predict\b|collapse=|[Ll]earning goals", c.group(1)):
+                    continue
+                shared = sorted(key & _stems(c.group(2)))
+                if len(shared) >= SHARED_CALLOUT:
+                    found = (f"Predict answered above it by a callout: the callout at line "
+                             f"{text.count(chr(10), 0, c.start()) + 1} shares {', '.join(shared)} with its Reveal; "
+                             "move the Predict above it or reword one of them")
+                    break
+            if found:
+                yield (root / source, line, found)
+                continue
+            for term in sorted(own | marked):
+                definition = defs.get(term, "")
+                shared = sorted(key & _stems(definition))
+                rate = bool(RATE.search(lead) and RATE.search(definition) and re.search(r"\d", definition))
+                if len(shared) >= SHARED or rate:
+                    why = f"shares {', '.join(shared)} with its Reveal" if len(shared) >= SHARED else \
+                        "states the intensity its Reveal turns on"
+                    yield (root / source, text.count("\n", 0, m.start()) + 1,
+                           f'Predict answered above it by a definition: the glossary entry "{term}" ({why}); '
+                           "reword the definition or the Predict so that the reader must work the answer out")
+                    break
+
+
+REVEAL_SOURCE = re.compile(r"^:::+\s*\{[^}]*title=\"Reveal\"[^}]*\}\s*$", re.M)

@@ -174,6 +174,72 @@ def littles_law_pipe(bw: float, latency_s: float, cycles: int, value_bytes: int 
 
 # ----------------------------------------------------------------- chapter 2: roofline
 
+def two_pipes(bw: float, peak: float, intensities):
+    """The toy processor as two pipes in series: bytes flow from memory at ``bw`` B/s, and each
+    byte carries ``I`` FLOPs to a compute pipe that finishes at most ``peak`` FLOP/s. For each
+    intensity the slower pipe sets the rate: min(peak, bw × I) (``calc.roofline.attainable``)."""
+    W = MAX_WIDTH_IN
+    row = 0.88
+    H = 0.95 + row * len(intensities)
+    fig, ax = canvas(W, H)
+    top = H - 0.1
+    box(ax, 0.02, top - 0.5, 0.72, 0.46, "memory", MEMORY)
+    box(ax, W - 0.9, top - 0.5, 0.88, 0.46, "compute", COMPUTE)
+    ax.add_patch(Rectangle((0.78, top - 0.34), W - 1.72, 0.14, fc=tint(MEMORY, 0.3), ec=MEMORY, lw=0.8))
+    arrow(ax, (0.8, top - 0.27), (W - 0.96, top - 0.27), colour=MEMORY, width=1.1)
+    ax.text(W / 2 - 0.05, top - 0.14, f"memory pipe: {fmt.num(bw)} bytes/s", ha="center", va="bottom",
+            fontsize=SMALL, color=MEMORY)
+    ax.text(W - 0.46, top - 0.56, f"at most\n{fmt.num(peak)} FLOP/s", ha="center", va="top",
+            fontsize=SMALL, color=COMPUTE)
+    y = top - 0.95
+    for I in intensities:
+        fed = bw * I
+        rate = roofline.attainable(I, peak, bw)
+        bound = "memory-bound" if fed < peak else "compute-bound"
+        busy = min(1.0, fed / peak)                                  # share of time compute works
+        ax.text(0.05, y, f"I = {fmt.num(I)} FLOP/byte: {bound}", fontsize=TEXT, va="top", weight="bold",
+                color=MEMORY if fed < peak else COMPUTE)
+        bar_y, bar_w = y - 0.58, W - 0.1
+        ax.add_patch(Rectangle((0.05, bar_y), bar_w, 0.14, fc="none", ec="0.5", lw=0.6))
+        ax.add_patch(Rectangle((0.05, bar_y), bar_w * busy, 0.14, fc=tint(COMPUTE, 0.5), ec=COMPUTE, lw=0.6))
+        ax.text(0.05, y - 0.22, f"{fmt.num(bw)} × {fmt.num(I)} = {fmt.num(fed)} FLOP/s fed; "
+                f"runs at {fmt.num(rate)}", fontsize=SMALL, va="top", color="0.15")
+        ax.text(0.05 + bar_w * busy + 0.04 if busy < 0.7 else 0.09, bar_y + 0.07,
+                f"compute busy {fmt.pct(busy, 2)}", fontsize=SMALL, va="center",
+                color="0.2")
+        y -= row
+    crop(fig, ax, y + row - 0.66)
+    return fig
+
+
+def weight_reuse(batches, d_in: int, d_out: int, dtype: str = "bf16"):
+    """One read of a weight matrix serves every token of the batch: for each batch b, the
+    matrix (read once from HBM) and b token vectors, with the FLOPs and bytes of
+    ``calc.intensity.decode_matmul``: the intensity grows with b."""
+    W = MAX_WIDTH_IN
+    rows = [(b, intensity.decode_matmul(b, d_in, d_out, dtype)) for b in batches]
+    row = 0.92
+    H = 0.42 + row * len(rows)
+    fig, ax = canvas(W, H)
+    ax.text(0.05, H - 0.04, f"A {fmt.num(d_in)} × {fmt.num(d_out)} weight matrix in {dtype.upper()},\n"
+            "read once from HBM, used by every token of the batch", fontsize=SMALL, va="top", color="0.2")
+    y = H - 0.5
+    for b, cost in rows:
+        y -= row
+        box(ax, 0.05, y + 0.12, 0.62, 0.62, "W", MEMORY)
+        arrow(ax, (0.72, y + 0.43), (0.95, y + 0.43), width=1)
+        shown = min(b, 8)
+        for k in range(shown):
+            ax.add_patch(Rectangle((1.0 + k * 0.11, y + 0.17), 0.08, 0.52, fc=tint(COMPUTE, 0.45), ec=COMPUTE, lw=0.6))
+        if b > shown:
+            ax.text(1.0 + shown * 0.11 + 0.02, y + 0.43, "…", fontsize=TEXT, va="center")
+        ax.text(1.0, y + 0.08, fmt.count(b, "token"), fontsize=SMALL, va="top", color=COMPUTE)
+        ax.text(2.12, y + 0.43, f"{fmt.si(cost.flops, 'FLOP')}\non {fmt.bytes_si(cost.bytes_)}\n"
+                f"= {fmt.num(cost.intensity, 2)} FLOP/byte", fontsize=SMALL, va="center")
+    crop(fig, ax, y - 0.05)
+    return fig
+
+
 def tile_reuse(tiles, dtype: str = "bf16"):
     """A T×T tile of A and one of B, loaded once into fast memory, feed a T×T×T block of
     multiply-adds: each value loaded is used T times, so FLOPs per byte loaded grow with T.
@@ -473,6 +539,90 @@ def bank_passes(cases):
     ax.text(x0 + cuda.SMEM_BANKS * cell / 2, y + 0.24, f"bank ({fmt.num(cuda.SMEM_BANKS)} in all)",
             fontsize=SMALL, ha="center", va="top", color="0.3")
     crop(fig, ax, y - 0.02)
+    return fig
+
+
+def warp_divergence(cases, path_cycles: int):
+    """A warp's 32 lanes at a branch: for each (title, condition on the thread number), the lanes
+    coloured by the side they take, then the passes the warp makes, one per side some lane takes,
+    the other lanes masked off. The passes' cycles add (``path_cycles`` each)."""
+    from calc import cuda
+
+    n = cuda.WARP_SIZE
+    x0 = 0.42
+    cell = (MAX_WIDTH_IN - x0 - 0.05) / n
+    sides = {True: ("A", "C0"), False: ("B", "C1")}
+    layouts = []
+    for title, cond in cases:
+        takes = [bool(cond(lane)) for lane in range(n)]
+        order = [t for t in (True, False) if t in takes]
+        layouts.append((title, takes, order))
+    W = MAX_WIDTH_IN
+    H = sum(0.78 + 0.2 * len(order) for *_, order in layouts) + 0.3
+    fig, ax = canvas(W, H)
+    y = H - 0.04
+    for title, takes, order in layouts:
+        cycles = len(order) * path_cycles
+        ax.text(0.05, y, f"{title}: {fmt.count(len(order), 'pass', 'passes')}, {fmt.num(cycles)} cycles",
+                fontsize=TEXT, va="top", weight="bold", color=MEMORY if len(order) > 1 else "C2")
+        y -= 0.42
+        ax.text(x0 - 0.05, y + 0.07, "lanes", fontsize=SMALL, ha="right", va="center", color="0.3")
+        for lane, t in enumerate(takes):
+            colour = sides[t][1]
+            ax.add_patch(Rectangle((x0 + lane * cell, y), cell * 0.9, 0.14, fc=tint(colour, 0.6), ec=colour, lw=0.4))
+        for side in order:
+            y -= 0.2
+            name, colour = sides[side]
+            ax.text(x0 - 0.05, y + 0.07, name, fontsize=SMALL, ha="right", va="center", color=colour)
+            for lane, t in enumerate(takes):
+                on = t == side
+                ax.add_patch(Rectangle((x0 + lane * cell, y), cell * 0.9, 0.14,
+                                       fc=tint(colour, 0.6) if on else "none", ec=colour if on else "0.75",
+                                       lw=0.4, hatch=None if on else "////"))
+        y -= 0.2
+    for lane in (0, n - 1):
+        ax.text(x0 + (lane + 0.45) * cell, y + 0.14, str(lane), fontsize=SMALL, ha="center", va="top", color="0.3")
+    ax.text(x0 + n * cell / 2, y + 0.14, f"lane ({n} a warp); hatched: masked off", fontsize=SMALL,
+            ha="center", va="top", color="0.3")
+    crop(fig, ax, y - 0.1)
+    return fig
+
+
+def occupancy_bins(occ, lim, threads: int, regs: int, smem: int):
+    """An SM's resources as bins filled block by block (``calc.occupancy``): warp slots,
+    registers and shared memory, each with as many blocks as it could hold; the smallest count
+    is the blocks resident, and the bin that sets it is drawn in the memory colour."""
+    from calc import cuda
+
+    warps = cuda.warps_per_block(threads)
+    bins = [("warp slots", occ.limits["warps"], f"{fmt.num(warps)} of {fmt.num(lim.max_warps_per_sm)} a block"),
+            ("registers", occ.limits["registers"], f"{fmt.num(regs * threads)} of {fmt.num(lim.regs_per_sm)} a block"),
+            ("shared memory", occ.limits["shared memory"],
+             f"{fmt.num(occ.smem_charged_per_block)} of {fmt.num(lim.smem_per_sm_bytes)} B a block")]
+    W = MAX_WIDTH_IN
+    most = max(n for _, n, _ in bins)
+    H = 0.78 * len(bins) + 0.4
+    fig, ax = canvas(W, H)
+    y = H - 0.05
+    width = W - 0.1
+    for name, fits, note in bins:
+        binds = name in occ.limiters
+        colour = MEMORY if binds else "0.45"
+        ax.text(0.05, y, f"{name}: room for {fmt.count(fits, 'block')}", fontsize=TEXT, va="top",
+                weight="bold" if binds else "normal", color=colour)
+        by = y - 0.4
+        ax.add_patch(Rectangle((0.05, by), width, 0.16, fc="none", ec="0.5", lw=0.7))
+        seg = width / most
+        for k in range(fits):
+            resident = k < occ.active_blocks
+            ax.add_patch(Rectangle((0.05 + k * seg + 0.01, by + 0.015), seg - 0.02, 0.13,
+                                   fc=tint("C0" if resident else "0.6", 0.55 if resident else 0.2),
+                                   ec="C0" if resident else "0.6", lw=0.5))
+        ax.text(0.05, by - 0.04, note, fontsize=SMALL, va="top", color="0.3")
+        y -= 0.78
+    ax.text(0.05, y + 0.05, f"resident: {fmt.count(occ.active_blocks, 'block')} = {fmt.num(occ.active_warps)} warps, "
+            f"{fmt.pct(occ.occupancy)}", fontsize=SMALL, va="top", color="C0")
+    crop(fig, ax, y - 0.1)
     return fig
 
 

@@ -7,8 +7,9 @@
 In prose, `[arithmetic intensity]{.term}` (or `[intensities]{.term key="arithmetic
 intensity"}`) becomes a link to the term's entry on the glossary page
 (`#term-<slug>`), carrying its definition for a hover (title and data-definition);
-a chapter that declares terms gets a "Terms introduced here" callout after its
-"Learning goals" callout (or after its title).  Every chapter's terms are known
+a chapter that declares terms gets a "Terms in this chapter" callout after its
+last block, out of the way of its opening (a reader meets each definition at the
+term's first use, as a hover in HTML, and in the Glossary appendix).  Every chapter's terms are known
 on every page: the chapter list comes from _quarto.yml and each chapter's front
 matter from disk.  An unknown term, or a term declared by two chapters, stops
 the build.  The glossary page is the chapter file named glossary.qmd.
@@ -127,11 +128,11 @@ local function terms_box(meta)
   end
   if #items == 0 then return nil end
   return pandoc.Div({ pandoc.BulletList(items) },
-    { class = "callout-note terms-box", title = "Terms introduced here" })
+    { class = "callout-note terms-box", title = "Terms in this chapter" })
 end
 
 function Pandoc(doc)
   setup(doc.meta)
   doc = doc:walk({ Span = Span })
-  return project.each_chapter(doc, function(meta) return { terms_box(meta) } end)
+  return project.each_chapter(doc, function(meta) return { terms_box(meta) } end, "end")
 end

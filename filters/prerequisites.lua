@@ -55,5 +55,5 @@ function Pandoc(doc)
     local chapters = {}
     for _, path in ipairs(listed) do table.insert(chapters, { chapter_of(stringify(path)) }) end
     return { sentence(chapters) }
-  end, true)
+  end, "goals")
 end

@@ -139,11 +139,12 @@ function M.chapter_label(path)
 end
 
 --- For each chapter in `doc`, call `make(meta, chapter)` and put the blocks it returns after the
---- chapter's "Learning goals" callout (at its end with `into_goals`), else after its title.  A page is one chapter (its own
+--- chapter's "Learning goals" callout (at its end with `where` "goals"), else after its title; with
+--- `where` "end", after the chapter's last block (before the next level-1 heading: a chapter or a part).  A page is one chapter (its own
 --- front matter is `doc.meta`); Quarto's PDF of a book is one document of every chapter, each
 --- starting at its `# Title {#sec-...}` heading, with the front matter left out of `doc.meta`
 --- (src/project/types/book/book-render.ts): there each chapter's is read from its file.
-function M.each_chapter(doc, make, into_goals)
+function M.each_chapter(doc, make, where)
   local starts = {}                      -- {index of the level-1 heading, chapter path}
   local by_label = {}
   for _, path in ipairs(M.chapter_list()) do
@@ -162,7 +163,19 @@ function M.each_chapter(doc, make, into_goals)
     local last = n < #starts and starts[n + 1][1] - 1 or #doc.blocks
     local meta = whole and doc.meta or M.front_matter(path) or {}
     local blocks = make(meta, path)
-    if blocks then
+    if blocks and where == "end" then
+      local at, from = last, first
+      if from == 0 then
+        for i, b in ipairs(doc.blocks) do
+          if b.t == "Header" and b.level == 1 then from = i break end
+        end
+      end
+      for i = from + 1, last do
+        local b = doc.blocks[i]
+        if b.t == "Header" and b.level == 1 then at = i - 1 break end
+      end
+      for k = #blocks, 1, -1 do doc.blocks:insert(at + 1, blocks[k]) end
+    elseif blocks then
       local at, goals = first, nil
       for i = first + 1, last do
         local b = doc.blocks[i]
@@ -172,7 +185,7 @@ function M.each_chapter(doc, make, into_goals)
           break
         end
       end
-      if goals and into_goals then
+      if goals and where == "goals" then
         goals.content:extend(blocks)
         blocks = {}
       end

@@ -1,5 +1,5 @@
 """The glossary: filters/glossary.lua on a tiny book (links, hover text, the "Terms
-introduced here" box, errors), then the real book's built pages (every term defined once,
+in this chapter" box at the chapter's end, errors), then the real book's built pages (every term defined once,
 every term link resolving, a box on every chapter that declares terms)."""
 import re
 import subprocess
@@ -59,21 +59,22 @@ def test_page_path_without_build_meta_comes_from_the_input_file(tiny_book):
     assert soup.select("a.term")[0]["href"] == "appendices/glossary.html#term-roofline"
 
 
-def test_box_follows_learning_goals_and_lists_the_chapters_terms(tiny_book):
+def test_box_comes_last_and_lists_the_chapters_terms(tiny_book):
+    # the opening stays the chapter's question (issue #43): the box follows the chapter's last block
     soup = html_of(tiny_book, "chapters/a.qmd")
     blocks = [el for el in soup.children if getattr(el, "name", None)]
-    kinds = [(el.name, " ".join(el.get("class", []))) for el in blocks[:3]]
-    assert kinds == [("h1", ""), ("div", "callout-note"), ("div", "callout-note terms-box")]
-    box = blocks[2]
-    assert box["title"] == "Terms introduced here"
+    assert blocks[0].name == "h1" and "terms-box" not in " ".join(blocks[1].get("class", []))
+    box = blocks[-1]
+    assert "terms-box" in box["class"] and len(soup.select(".terms-box")) == 1
+    assert box["title"] == "Terms in this chapter"
     assert [a.text for a in box.select("a.term")] == ["arithmetic intensity", "Roofline"]
     assert "per byte it moves" in box.text
 
 
-def test_box_follows_the_title_without_learning_goals(tiny_book):
+def test_box_comes_last_without_learning_goals(tiny_book):
     soup = html_of(tiny_book, "chapters/b.qmd")
     blocks = [el for el in soup.children if getattr(el, "name", None)]
-    assert blocks[0].name == "h1" and "terms-box" in blocks[1]["class"]
+    assert blocks[0].name == "h1" and "terms-box" in blocks[-1]["class"]
 
 
 def test_no_box_without_terms(tiny_book):
@@ -107,7 +108,7 @@ def test_typst_links_to_the_glossary_label_and_renders_the_box(tiny_book):
     proc = tiny_book.render("chapters/a.qmd", "typst", extra_filters=("callout.lua",))
     assert proc.returncode == 0, proc.stderr
     assert "#link(<term-arithmetic-intensity>)[arithmetic intensity]" in proc.stdout
-    assert '#callout(kind: "note", title: [Terms introduced here])' in proc.stdout
+    assert '#callout(kind: "note", title: [Terms in this chapter])' in proc.stdout
     assert "data-definition" not in proc.stdout
 
 

@@ -250,8 +250,9 @@ def test_quarto_pdf_of_the_whole_book_gets_each_chapters_box_and_prerequisites(b
                           "--lua-filter", "filters/glossary.lua", "--lua-filter", "filters/prerequisites.lua"],
                          cwd=book, capture_output=True, text=True, check=True).stdout
     a, b = out.index('"sec-a"'), out.index('"sec-b"')
-    box = out.index("Terms introduced here")
+    box = out.index("Terms in this chapter")
     builds = out.index('Str "Builds"')
     assert a < box < b, "chapter a's terms box is inside chapter a"
+    assert out.index('Str "The"', a) < box, "after chapter a's prose: at its end"
     assert b < builds, "chapter b's prerequisites are inside chapter b"
-    assert out.count("Terms introduced here") == 1
+    assert out.count("Terms in this chapter") == 1

@@ -114,6 +114,50 @@ def test_predict_with_its_answer_far_above_hidden_or_given_is_fine(fixture_book)
     assert errors(fixture_book) == []
 
 
+def test_predict_answered_by_a_definition_is_reported(fixture_book):
+    # issue #43: the glossary entry (the chapter's own, or one marked above) gives the Reveal away
+    front(fixture_book / "chapters/one.qmd", "prerequisites: []\nterms:\n  - term: flux capacitor\n"
+          '    def: "What makes time travel possible, once the car reaches eighty-eight miles an hour."\n')
+    front(fixture_book / "chapters/two.qmd", "prerequisites: [chapters/one.qmd]\n")
+    two = fixture_book / "chapters/two.qmd"
+    question = "How fast must the car go?"
+    answer = "Eighty-eight miles an hour. Slower, nothing happens."
+    append(two, "Nothing marked here.\n")
+    append(two, PREDICT.format(question=question, answer=answer))
+    assert errors(fixture_book) == []                # chapter one's entry, not marked above: unseen
+    append(two, "The [flux capacitor]{.term} again.\n")
+    line = append(two, PREDICT.format(question=question, answer=answer))
+    [f] = errors(fixture_book)
+    assert (f.file, f.line) == ("chapters/two.qmd", line)
+    assert 'by a definition: the glossary entry "flux capacitor" (shares eight, hour, miles' in f.message
+
+
+def test_predict_sharing_one_word_or_an_intensity_with_a_definition(fixture_book):
+    with_terms(fixture_book)
+    two = fixture_book / "chapters/two.qmd"
+    append(two, PREDICT.format(question="What does it need?", answer="Plutonium. Or lightning, possible."))
+    assert errors(fixture_book) == []                # one stem ("possible") is no answer
+    front(fixture_book / "chapters/appendix.qmd", 'terms:\n  - term: GEMV\n'
+          '    def: "A matrix-vector product: 2/s FLOP per byte for s-byte elements."\n')
+    append(two, "A [GEMV]{.term} below.\n")
+    line = append(two, PREDICT.format(question="How fast is decode?",
+                                      answer="Slow: an intensity of `{python} i` FLOP/B."))
+    [f] = errors(fixture_book)
+    assert f.line == line and "states the intensity its Reveal turns on" in f.message
+
+
+def test_predict_answered_by_a_callout_above_it_is_reported(fixture_book):
+    two = fixture_book / "chapters/two.qmd"
+    answer = "Plutonium, lightning and a clocktower. Nothing else will do."
+    append(two, PREDICT.format(question="What does the car need?", answer=answer))
+    assert errors(fixture_book) == []                # nothing above it yet
+    line_note = append(two, '::: {.callout-note .takeaway title="Takeaway"}\nThe car runs on plutonium, '
+                            "or on lightning caught from a clocktower.\n:::\n")
+    line = append(two, PREDICT.format(question="And again?", answer=answer))
+    [f] = errors(fixture_book)
+    assert f.line == line and f"by a callout: the callout at line {line_note} shares clock, light, pluto" in f.message
+
+
 # -- answers a reader sees only once the cells have run ------------------------------------------
 # One small page (the fixture's appendix), one section per case, run once by the build's executor
 # in one kernel: each case's Reveal leads with an expression the text above never writes, so only

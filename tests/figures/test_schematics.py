@@ -276,3 +276,44 @@ def test_standard_attention_adds_up_to_algorithm_0():
         "S = QKᵀ", "softmax", "O = PV")
     longer, _, _ = drawn(lambda: schematics.standard_attention(4096, 64, "fp16"))
     has(longer, "N = 4,096, d = 64", fmt.bytes_si(attention.naive(4096, 64, "fp16").bytes_))
+
+
+# ------------------------------------------------------------- issue #43: pictures of the mechanism
+
+def test_two_pipes_shows_the_slower_pipe_setting_the_rate():
+    toy = specs.device("toy")
+    texts, width, px = drawn(lambda: schematics.two_pipes(toy.mem_bw, toy.peak_flops("fp32"), [2, 8]))
+    fits_a_phone(width, px)
+    has(texts, "memory pipe: 100 bytes/s", "400 FLOP/s", "100 × 2 = 200 FLOP/s fed; runs at 200",
+        "100 × 8 = 800 FLOP/s fed; runs at 400", "compute busy 50%", "compute busy 100%",
+        "I = 2 FLOP/byte: memory-bound", "I = 8 FLOP/byte: compute-bound")
+
+
+def test_weight_reuse_draws_calcs_flops_and_bytes_for_each_batch():
+    texts, width, px = drawn(lambda: schematics.weight_reuse([1, 64], 4096, 16384, "bf16"))
+    fits_a_phone(width, px)
+    for b in (1, 64):
+        c = intensity.decode_matmul(b, 4096, 16384, "bf16")
+        has(texts, fmt.si(c.flops, "FLOP"), fmt.bytes_si(c.bytes_), f"= {fmt.num(c.intensity, 2)} FLOP/byte")
+    has(texts, "1 token", "64 tokens", "4,096 × 16,384")
+
+
+def test_warp_divergence_counts_one_pass_per_side_taken():
+    texts, width, px = drawn(lambda: schematics.warp_divergence(
+        [("odd", lambda t: t % 2 == 1), ("uniform", lambda t: True), ("first 8", lambda t: t < 8)], 30))
+    fits_a_phone(width, px)
+    has(texts, "odd: 2 passes, 60 cycles", "uniform: 1 pass, 30 cycles", "first 8: 2 passes, 60 cycles", "31")
+
+
+def test_occupancy_bins_follow_calc_occupancy():
+    from calc import occupancy
+    lim = specs.compute_capability("8.0")
+    occ = occupancy.occupancy("8.0", 256, 64, 48 * 1024)
+    texts, width, px = drawn(lambda: schematics.occupancy_bins(occ, lim, 256, 64, 48 * 1024))
+    fits_a_phone(width, px)
+    has(texts, f"warp slots: room for {occ.limits['warps']} blocks", f"registers: room for {occ.limits['registers']} blocks",
+        f"shared memory: room for {occ.limits['shared memory']} blocks",
+        f"resident: {occ.active_blocks} blocks = {occ.active_warps} warps, {fmt.pct(occ.occupancy)}")
+    other = occupancy.occupancy("8.0", 256, 128, 0)          # registers bind instead
+    texts, _, _ = drawn(lambda: schematics.occupancy_bins(other, lim, 256, 128, 0))
+    has(texts, f"registers: room for {other.limits['registers']} blocks", f"resident: {other.active_blocks} blocks")
