@@ -275,6 +275,21 @@ def step_count(collective: str, algorithm: str, p: int) -> int:
     return {"all-reduce": 2 * (p - 1), "broadcast": 2 * p - 2 if p > 1 else 0}.get(collective, p - 1)
 
 
+def nccl_ring_steps(collective: str, p: int) -> int:
+    """Steps NCCL's cost model charges a ring collective of ``p`` GPUs, each paying the per-step
+    latency (src/graph/tuning.cc, ``nsteps``): ``2(p − 1)`` for all-reduce, ``p − 1`` for all-gather
+    and reduce-scatter, ``p`` for broadcast. NCCL cuts a broadcast into many small chunks, so its
+    pipeline fills in ``p`` steps; this module's chain of ``p`` chunks (``steps``) counts ``2p − 2``.
+
+    >>> nccl_ring_steps("broadcast", 8), step_count("broadcast", "ring", 8)
+    (8, 14)
+    """
+    _check(collective, "ring", p)
+    if collective == "all-to-all":
+        raise ValueError("NCCL runs all-to-all as point-to-point sends, not as a ring with a step count")
+    return {"all-reduce": 2 * (p - 1), "broadcast": p}.get(collective, p - 1)
+
+
 def nccl_tree_steps(p: int, gpus_per_node: int) -> int:
     """Steps NCCL's cost model charges a tree all-reduce of ``p`` GPUs, ``gpus_per_node`` to a server:
     ``2 · ((gpus_per_node − 1) + log2(nodes))`` (src/graph/tuning.cc). NCCL builds its double binary

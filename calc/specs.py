@@ -666,6 +666,7 @@ class Link:
     printed: str = ""
     latency_source: Optional[Source] = None
     links: Optional[int] = None  # how many physical links make up that connection, where the source says
+    per: str = "device"  # what the bandwidth is for: a device's whole connection, or (TPU ICI) "link"
 
     @property
     def bw_per_direction(self) -> float:
@@ -731,7 +732,7 @@ def _links() -> dict[str, Link]:
              "v5p page prints '1200 GBps' bidirectional ICI per chip, which over six links would be 100 GB/s "
              "one way: the sources differ by about a tenth. An earlier revision printed '4800 Gbps', which is "
              "600 GB/s, half of '1200 GBps': not the same figure, and not the one used here",
-             "9e10 bytes/s"),
+             "9e10 bytes/s", per="link"),
     ]
     return {l.name: l for l in out}
 
