@@ -94,21 +94,20 @@ def roofline_points(device, N: int, d: int, dtype: str, tile: int, sram_bytes: f
 
 
 def opening_bytes(rows, flops_text: str):
-    """The chapter's opening picture: one bar a kernel, its HBM bytes (log axis), ``rows`` a list of
-    (label, bytes) from ``calc.attention``, every kernel doing the same FLOPs (``flops_text``).
+    """The chapter's opening picture: one bar a kernel, its HBM bytes as a multiple of the last
+    kernel's (log axis), ``rows`` a list of (label, ratio) from ``calc.attention``, every kernel doing
+    the same FLOPs (``flops_text``).
     3.5 in wide, text at least 8.5 pt, so that a phone shows it whole."""
     fig, ax = plt.subplots(figsize=(3.5, 0.42 * len(rows) + 1.0))
     ys = list(range(len(rows)))[::-1]
     colours = ["C3", "C1", "C0", "C2"]
-    ax.barh(ys, [b / 1e6 for _, b in rows], color=[colours[k % 4] for k in range(len(rows))], height=0.6)
+    ax.barh(ys, [b for _, b in rows], color=[colours[k % 4] for k in range(len(rows))], height=0.6, alpha=0.6)
     for y, (label, b) in zip(ys, rows):
-        ax.text(min(b for _, b in rows) / 1e6 / 1.6, y, label, va="center", ha="left", fontsize=8.5,
-                color="black", zorder=3)
-        ax.text(b / 1e6 * 1.15, y, fmt.bytes_si(b), va="center", fontsize=8.5)
+        ax.text(b * 1.15, y, fmt.times(b, 2), va="center", fontsize=8.5)
     ax.set_xscale("log")
-    ax.set_yticks([])
-    ax.set_xlim(min(b for _, b in rows) / 1e6 / 2, max(b for _, b in rows) / 1e6 * 12)
-    ax.set_xlabel("HBM bytes moved (MB, log)", fontsize=8.5)
+    ax.set_yticks(ys, [label for label, _ in rows], fontsize=8.5)
+    ax.set_xlim(0.5, max(b for _, b in rows) * 6)
+    ax.set_xlabel("HBM bytes, times the last kernel's (log)", fontsize=8.5)
     ax.tick_params(labelsize=8.5)
     ax.set_title(f"the same {flops_text} each", fontsize=8.5)
     ax.grid(axis="y", visible=False)

@@ -245,7 +245,7 @@ def parallelism_traffic(rows, tp: int = 4):
     arrow is a stage boundary, the red dashed lines join the same GPU of two replicas (the
     data-parallel all-reduce), both over the network."""
     W = MAX_WIDTH_IN
-    H = 2.25 + 0.56 * len(rows)
+    H = 2.05 + 0.56 * len(rows)
     fig, ax = canvas(W, H)
     sw, g, gap = 1.36, 0.22, 0.08
     colours = {"TP": COMPUTE, "PP": "C2", "DP": MEMORY}

@@ -160,14 +160,14 @@ def roofline_ladder(peak: float, bw: float, label: str, points: list[tuple[str, 
     return fig
 
 
-def opening_reuse(T: int, naive_i: float, tiled_i: float):
+def opening_reuse(T: int, naive_i: float):
     """The chapter's opening picture: C = A·B with one output's row and column (untiled: each
     element loaded for every output) beside one T × T tile of C and the two strips it loads once,
-    each element then used T times. The intensities are ``calc.tiling``'s. 3.5 in wide."""
+    each element then used T times. The untiled intensity is ``calc.tiling``'s. 3.5 in wide."""
     fig, axes = plt.subplots(1, 2, figsize=(3.5, 1.9))
     for ax, tile, text in ((axes[0], 1, f"one output at a time:\n{fmt.num(naive_i, 2)} FLOP/byte"),
-                           (axes[1], T, f"a {T} × {T} tile:\n{fmt.num(tiled_i, 2)} FLOP/byte")):
-        size, t = 1.0, (0.06 if tile == 1 else 0.25)
+                           (axes[1], T, f"a {T} × {T} tile: each\nelement used {T} times")):
+        size, t = 1.0, (0.09 if tile == 1 else 0.3)
         # A at left, B on top, C at the bottom right (the usual picture of a product)
         ax.add_patch(Rectangle((0, 0), 0.45, 0.45, fc="white", ec="0.3"))             # A
         ax.add_patch(Rectangle((0.55, 0.55), 0.45, 0.45, fc="white", ec="0.3"))       # B
