@@ -242,3 +242,13 @@ def test_nccl_charges_a_ring_broadcast_p_steps_where_the_books_chain_takes_2p_mi
         assert c.nccl_ring_steps(col, 8) == c.step_count(col, "ring", 8)
     with pytest.raises(ValueError):
         c.nccl_ring_steps("all-to-all", 8)
+
+
+def test_nccl_time_adds_the_base_latency_once_where_the_link_has_nccl_latencies():
+    nvl4 = specs.link("nvlink4")
+    # issue 47: the stepper's 227 us for 64 MiB on 4 GPUs left out the 6.6 us the chapter's model adds
+    plain = c.time_s("all-reduce", "ring", 4, 64 * 2**20, nvl4)
+    assert c.nccl_time_s("all-reduce", "ring", 4, 64 * 2**20, nvl4) == pytest.approx(plain + 6.6e-6)
+    assert round(c.nccl_time_s("all-reduce", "ring", 4, 64 * 2**20, nvl4) * 1e6) == 234
+    ici = specs.link("tpu-v5p-ici")          # no NCCL latency: no base either
+    assert c.nccl_time_s("all-reduce", "ring", 4, 1e6, ici) == c.time_s("all-reduce", "ring", 4, 1e6, ici)
