@@ -91,3 +91,28 @@ def roofline_points(device, N: int, d: int, dtype: str, tile: int, sram_bytes: f
     ax.set_title(device.label, fontsize=9)
     ax.legend(loc="lower right", fontsize=7, frameon=True, framealpha=0.9)
     return fig
+
+
+def opening_bytes(rows, flops_text: str):
+    """The chapter's opening picture: one bar a kernel, its HBM bytes as a multiple of the last
+    kernel's (log axis), ``rows`` a list of (label, ratio) from ``calc.attention``, every kernel doing
+    the same FLOPs (``flops_text``).
+    3.5 in wide, text at least 8.5 pt, so that a phone shows it whole."""
+    fig, ax = plt.subplots(figsize=(3.5, 0.42 * len(rows) + 1.0))
+    ys = list(range(len(rows)))[::-1]
+    colours = ["C3", "C1", "C0", "C2"]
+    ax.barh(ys, [b for _, b in rows], color=[colours[k % 4] for k in range(len(rows))], height=0.6, alpha=0.6)
+    for y, (label, b) in zip(ys, rows):
+        ax.text(b * 1.15, y, fmt.times(b, 2), va="center", fontsize=8.5)
+    ax.set_xscale("log")
+    ax.set_yticks(ys, [label for label, _ in rows], fontsize=8.5)
+    ax.set_xlim(0.5, max(b for _, b in rows) * 6)
+    ticks = [10 ** k for k in range(0, 4) if 10 ** k < max(b for _, b in rows) * 6]
+    ax.set_xticks(ticks, [f"{fmt.num(t)}×" for t in ticks])   # plain labels: no small superscripts
+    ax.minorticks_off()
+    ax.set_xlabel("HBM bytes, times the last kernel's (log)", fontsize=8.5)
+    ax.tick_params(labelsize=8.5)
+    ax.set_title(f"the same {flops_text} each", fontsize=8.5, loc="left")
+    ax.grid(axis="y", visible=False)
+    fig.tight_layout()
+    return fig

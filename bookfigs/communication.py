@@ -152,3 +152,129 @@ def comm_roofline(peak: float, peak_label: str, links, points, i_range=(10, 1e6)
     ax.set_ylabel("Attainable FLOP/s per GPU (log)")
     ax.legend(frameon=False, fontsize=7.5, loc="lower right")
     return fig
+
+
+# ------------------------------------------------------------------- many servers, and what they send
+
+
+def cluster_fat_tree(servers: int, gpus_per_server: int, up_label: str, up_bw: float, port_bw: float,
+                     leaves: int = 2, spines: int = 2):
+    """Several servers on a two-level fat tree: each server's GPUs on its NVSwitch (``up_bw`` per GPU
+    per direction), each GPU's own network port (``port_bw``) to a leaf switch, every leaf wired to
+    every spine. The leaves' uplinks carry as much as their downlinks (a non-blocking fat tree), so
+    any GPU reaches any other at its port's full bandwidth; the figure prints what a leaf's
+    downlinks and uplinks carry."""
+    W = MAX_WIDTH_IN
+    sw, sh = (W - 0.3 - (servers - 1) * 0.12) / servers, 0.72
+    H = 3.05
+    fig, ax = canvas(W, H)
+    ports_per_leaf = servers * gpus_per_server // leaves
+    leaf_down = ports_per_leaf * port_bw
+    # spines on top, leaves below them, servers at the bottom
+    y_spine, y_leaf, y_srv = H - 0.42, H - 1.22, 0.55
+    spine_w, leaf_w = 0.95, 1.05
+    spine_x = [W / 2 + (k - (spines - 1) / 2) * 1.45 - spine_w / 2 for k in range(spines)]
+    leaf_x = [W / 2 + (k - (leaves - 1) / 2) * 1.7 - leaf_w / 2 for k in range(leaves)]
+    for lx in leaf_x:
+        for sx in spine_x:
+            ax.plot([lx + leaf_w / 2, sx + spine_w / 2], [y_leaf + 0.3, y_spine], color=MEMORY, lw=1.6)
+    for k, sx in enumerate(spine_x):
+        box(ax, sx, y_spine, spine_w, 0.3, f"spine {k}", MEMORY, size=SMALL)
+    for k, lx in enumerate(leaf_x):
+        box(ax, lx, y_leaf, leaf_w, 0.3, f"leaf {k}", MEMORY, size=SMALL)
+    for s in range(servers):
+        x = 0.15 + s * (sw + 0.12)
+        for k, lx in enumerate(leaf_x):      # half the server's ports to each leaf (its rails)
+            ax.plot([x + sw * (k + 0.5) / leaves, lx + leaf_w / 2], [y_srv + sh, y_leaf], color=MEMORY, lw=0.9)
+        box(ax, x, y_srv, sw, sh, "", "0.35")
+        cols = gpus_per_server // 2
+        g = min(0.13, (sw - 0.1) / cols - 0.03)
+        for i in range(gpus_per_server):
+            r, c = divmod(i, cols)
+            gx = x + (sw - cols * g - (cols - 1) * 0.03) / 2 + c * (g + 0.03)
+            ax.add_patch(plt.Rectangle((gx, y_srv + 0.5 - r * (g + 0.03)), g, g, fc=solid(COMPUTE, 0.35),
+                                       ec=COMPUTE, lw=0.6))
+        ax.text(x + sw / 2, y_srv + 0.13, f"server {s}", ha="center", va="center", fontsize=SMALL)
+    label = dict(fc="white", ec="none", pad=1.5)
+    ax.text(W / 2, y_leaf - 0.28, f"one port a GPU, {fmt.si(port_bw, 'B/s')} each way", ha="center",
+            va="center", fontsize=SMALL, color=MEMORY, bbox=label)
+    ax.text(W / 2, (y_leaf + y_spine) / 2 + 0.15, f"each leaf: {fmt.si(leaf_down, 'B/s')} down, as much up",
+            ha="center", va="center", fontsize=SMALL, color=MEMORY, bbox=label)
+    ax.text(W / 2, 0.22, f"inside a server: {up_label}, {fmt.si(up_bw, 'B/s')} each way per GPU",
+            ha="center", va="center", fontsize=SMALL, color=COMPUTE)
+    return fig
+
+
+def pipeline_schedule(schedule, p: int, m: int, bubble: float):
+    """A pipeline schedule as a chart of stages against time: ``schedule`` is
+    ``calc.parallelism.one_f_one_b``'s list of (stage, "F"/"B", micro-batch, start, end); forward
+    passes light, backward passes dark, each numbered by its micro-batch; the idle time of each
+    stage hatched. ``bubble`` is ``calc.parallelism.bubble_fraction(p, m)``, printed."""
+    W = MAX_WIDTH_IN
+    label_w, row_h, top = 0.62, 0.34, 0.12
+    end = max(t[4] for t in schedule)
+    unit = (W - label_w - 0.08) / end
+    H = top + p * row_h + 0.72
+    fig, ax = canvas(W, H)
+    for s in range(p):
+        y = H - top - (s + 1) * row_h
+        ax.text(0.04, y + row_h / 2, f"stage {s}", ha="left", va="center", fontsize=SMALL)
+        ax.add_patch(plt.Rectangle((label_w, y + 0.03), end * unit, row_h - 0.06, fc="white", ec="0.55",
+                                   lw=0.5, hatch="////"))
+        for st, kind, i, a, b in schedule:
+            if st != s:
+                continue
+            colour = solid(COMPUTE, 0.25) if kind == "F" else solid(COMPUTE, 0.7)
+            ax.add_patch(plt.Rectangle((label_w + a * unit, y + 0.03), (b - a) * unit, row_h - 0.06, fc=colour,
+                                       ec="0.15", lw=0.6))
+            ax.text(label_w + (a + b) / 2 * unit, y + row_h / 2, str(i + 1), ha="center", va="center",
+                    fontsize=SMALL, color="black" if kind == "F" else "white")
+    y = H - top - p * row_h - 0.18
+    ax.text(0.04, y, f"{p} stages, {m} micro-batches. Light: forward;", ha="left", va="center", fontsize=SMALL)
+    ax.text(0.04, y - 0.22, "dark: backward, twice as long. Hatched: idle,", ha="left", va="center", fontsize=SMALL)
+    ax.text(0.04, y - 0.44, f"(p − 1)/(m + p − 1) = {p - 1}/{m + p - 1} = {fmt.pct(bubble, 2)} of each stage's time",
+            ha="left", va="center", fontsize=SMALL)
+    return fig
+
+
+def parallelism_traffic(rows, tp: int = 4):
+    """What each kind of parallelism sends, and over which link: ``rows`` is a list of
+    (name, what it sends, how often, bytes each GPU sends a step as text, link label) from the chapter's
+    ``calc.parallelism`` plan. Drawn on top: two replicas (rows) of a two-stage pipeline (columns),
+    each stage one server whose ``tp`` GPUs form a tensor-parallel group (blue bar, NVLink); the green
+    arrow is a stage boundary, the red dashed lines join the same GPU of two replicas (the
+    data-parallel all-reduce), both over the network."""
+    W = MAX_WIDTH_IN
+    H = 2.05 + 0.56 * len(rows)
+    fig, ax = canvas(W, H)
+    sw, g, gap = 1.36, 0.22, 0.08
+    colours = {"TP": COMPUTE, "PP": "C2", "DP": MEMORY}
+    xs = [0.3, 0.3 + sw + 0.32]
+    row_y = [H - 0.75, H - 1.75]
+    ax.text(xs[0] + sw / 2, H - 0.1, "stage 0", ha="center", va="top", fontsize=SMALL)
+    ax.text(xs[1] + sw / 2, H - 0.1, "stage 1", ha="center", va="top", fontsize=SMALL)
+
+    def gpu_x(col, i):
+        return xs[col] + (sw - tp * g - (tp - 1) * gap) / 2 + i * (g + gap)
+
+    for r, y in enumerate(row_y):
+        ax.text(0.08, y + 0.22, f"replica {r}", ha="center", va="center", fontsize=SMALL, rotation=90)
+        for col in range(2):
+            box(ax, xs[col], y, sw, 0.5, "", "0.35")
+            for i in range(tp):
+                ax.add_patch(plt.Rectangle((gpu_x(col, i), y + 0.16), g, g, fc=solid(COMPUTE, 0.35), ec=COMPUTE,
+                                           lw=0.6))
+            ax.plot([gpu_x(col, 0), gpu_x(col, tp - 1) + g], [y + 0.09] * 2, color=COMPUTE, lw=2.4)
+        arrow(ax, (xs[0] + sw + 0.02, y + 0.28), (xs[1] - 0.02, y + 0.28), colour="C2", width=1.8)
+    for col in range(2):
+        for i in (0, tp - 1):
+            x = gpu_x(col, i) + g / 2
+            ax.plot([x, x], [row_y[1] + 0.5, row_y[0]], color=MEMORY, lw=1.4, ls="--")
+    y = row_y[1] - 0.18
+    for name, what, when, sent, link in rows:
+        c = colours.get(name, "0.2")
+        ax.text(0.06, y, name, ha="left", va="top", fontsize=TEXT, color=c, weight="bold")
+        ax.text(0.42, y, f"{what}, {when}", ha="left", va="top", fontsize=SMALL)
+        ax.text(0.42, y - 0.21, f"{sent} a GPU a step, over {link}", ha="left", va="top", fontsize=SMALL, color=c)
+        y -= 0.56
+    return fig

@@ -78,3 +78,31 @@ def bytes_per_step(batches, weight_bytes: float, kv_bytes, intensities, ridge: f
     a2.set_ylabel("Step intensity (FLOP/B, log)")
     fig.tight_layout()
     return fig
+
+
+def opening_budget(capacity_bytes: float, capacity_label: str, weight_bytes: float, seq_bytes: float,
+                   seqs: int, seq_label: str):
+    """The chapter's opening picture: one GPU's memory as a bar, the weights at the left and then
+    one block per sequence's KV cache (``seq_bytes`` each, ``seqs`` of them, from ``calc.llm``) up to
+    the capacity. 3.5 in wide, text at least 8.5 pt."""
+    fig, ax = plt.subplots(figsize=(3.5, 1.55))
+    cap = capacity_bytes / GIB
+    ax.barh(0, weight_bytes / GIB, color=PART_COLORS["weights"], height=0.55)
+    ax.text(weight_bytes / GIB / 2, 0, "weights", ha="center", va="center", fontsize=8.5, color="white")
+    left = weight_bytes / GIB
+    for k in range(seqs):
+        ax.barh(0, seq_bytes / GIB, left=left, color=PART_COLORS["KV cache"], height=0.55,
+                edgecolor="white", linewidth=0.4)
+        left += seq_bytes / GIB
+    ax.axvline(cap, color="k", ls="--", lw=1)
+    ax.text(cap, 0.42, capacity_label, ha="right", va="bottom", fontsize=8.5)
+    ax.text(weight_bytes / GIB, -0.45, f"{seqs} × {seq_label}", ha="left", va="top", fontsize=8.5,
+            color=PART_COLORS["KV cache"])
+    ax.set_xlim(0, cap * 1.02)
+    ax.set_ylim(-0.9, 0.8)
+    ax.set_yticks([])
+    ax.set_xlabel("GiB", fontsize=8.5)
+    ax.tick_params(labelsize=8.5)
+    ax.grid(axis="y", visible=False)
+    fig.tight_layout()
+    return fig

@@ -158,3 +158,29 @@ def roofline_ladder(peak: float, bw: float, label: str, points: list[tuple[str, 
     ax.set_ylabel("Attainable (FLOP/s, log)")
     ax.legend(frameon=False, loc="upper left", fontsize=8)
     return fig
+
+
+def opening_reuse(T: int, naive_i: float):
+    """The chapter's opening picture: C = A·B with one output's row and column (untiled: each
+    element loaded for every output) beside one T × T tile of C and the two strips it loads once,
+    each element then used T times. The untiled intensity is ``calc.tiling``'s. 3.5 in wide."""
+    fig, axes = plt.subplots(1, 2, figsize=(3.5, 1.9))
+    for ax, tile, text in ((axes[0], 1, f"one output at a time:\n{fmt.num(naive_i, 2)} FLOP/byte"),
+                           (axes[1], T, f"a {T} × {T} tile: each\nelement used {T} times")):
+        size, t = 1.0, (0.09 if tile == 1 else 0.3)
+        # A at left, B on top, C at the bottom right (the usual picture of a product)
+        ax.add_patch(Rectangle((0, 0), 0.45, 0.45, fc="white", ec="0.3"))             # A
+        ax.add_patch(Rectangle((0.55, 0.55), 0.45, 0.45, fc="white", ec="0.3"))       # B
+        ax.add_patch(Rectangle((0.55, 0), 0.45, 0.45, fc="white", ec="0.3"))          # C
+        ax.add_patch(Rectangle((0, 0.45 - t * 0.45), 0.45, t * 0.45, fc="C0", alpha=0.45, ec="none"))
+        ax.add_patch(Rectangle((0.55, 0.55), t * 0.45, 0.45, fc="C1", alpha=0.45, ec="none"))
+        ax.add_patch(Rectangle((0.55, 0.45 - t * 0.45), t * 0.45, t * 0.45, fc="C3", alpha=0.7, ec="none"))
+        for x, y, name in ((0.225, 0.2, "A"), (0.775, 0.8, "B"), (0.8, 0.2, "C")):
+            ax.text(x, y, name, ha="center", va="center", fontsize=9)
+        ax.text(0.5, -0.08, text, ha="center", va="top", fontsize=8.5)
+        ax.set_xlim(-0.02, 1.02)
+        ax.set_ylim(-0.42, 1.02)
+        ax.set_aspect("equal")
+        ax.axis("off")
+    fig.subplots_adjust(left=0.02, right=0.98, top=0.98, bottom=0.02, wspace=0.15)
+    return fig

@@ -275,6 +275,21 @@ def step_count(collective: str, algorithm: str, p: int) -> int:
     return {"all-reduce": 2 * (p - 1), "broadcast": 2 * p - 2 if p > 1 else 0}.get(collective, p - 1)
 
 
+def nccl_ring_steps(collective: str, p: int) -> int:
+    """Steps NCCL's cost model charges a ring collective of ``p`` GPUs, each paying the per-step
+    latency (src/graph/tuning.cc, ``nsteps``): ``2(p − 1)`` for all-reduce, ``p − 1`` for all-gather
+    and reduce-scatter, ``p`` for broadcast. NCCL cuts a broadcast into many small chunks, so its
+    pipeline fills in ``p`` steps; this module's chain of ``p`` chunks (``steps``) counts ``2p − 2``.
+
+    >>> nccl_ring_steps("broadcast", 8), step_count("broadcast", "ring", 8)
+    (8, 14)
+    """
+    _check(collective, "ring", p)
+    if collective == "all-to-all":
+        raise ValueError("NCCL runs all-to-all as point-to-point sends, not as a ring with a step count")
+    return {"all-reduce": 2 * (p - 1), "broadcast": p}.get(collective, p - 1)
+
+
 def nccl_tree_steps(p: int, gpus_per_node: int) -> int:
     """Steps NCCL's cost model charges a tree all-reduce of ``p`` GPUs, ``gpus_per_node`` to a server:
     ``2 · ((gpus_per_node − 1) + log2(nodes))`` (src/graph/tuning.cc). NCCL builds its double binary
@@ -366,6 +381,14 @@ def time_s(collective: str, algorithm: str, p: int, n_bytes: float, link: Link,
     moved = max(bytes_per_gpu_sent(collective, algorithm, p, n_bytes),
                 bytes_per_gpu_received(collective, algorithm, p, n_bytes))
     return base_s + step_count(collective, algorithm, p) * alpha_s + moved / link.bw_per_direction
+
+
+def nccl_time_s(collective: str, algorithm: str, p: int, n_bytes: float, link: Link) -> float:
+    """``time_s`` as NCCL's cost model counts it: the link's per-step latency and, where the link has
+    NCCL latencies, the once-per-collective ``BASE_LATENCY_S`` too (the communication chapter's
+    model). For 64 MiB on 4 GPUs over NVLink 4: 6.6 µs + 6 × 0.6 µs + 1.5 × 64 MiB / 450 GB/s ≈ 234 µs."""
+    base = BASE_LATENCY_S if link.alpha_s is not None else 0.0
+    return time_s(collective, algorithm, p, n_bytes, link, base_s=base)
 
 
 _HIERARCHICAL = ("all-reduce", "all-gather", "reduce-scatter")

@@ -25,8 +25,7 @@ MICROBENCH = Source(
     "abdelkhalik2022ampere", where="Table IV (memory access latency, clock cycles)",
     note="pointer-chasing loads; the paper reports cycles and no clock frequency",
 )
-PCIE = Source("PCI Express Base Specification, Revision 4.0", "PCI-SIG", 2017, "pcisig2017pcie4",
-              where="16 GT/s per lane, 128b/130b encoding")
+PCIE = specs.PCIE4_SPEC
 A100_WP = specs.A100_WP
 
 #: A100 SM clock used for the computed on-chip bandwidths (boost clock)
@@ -54,11 +53,9 @@ class Level:
     energy_j_per_byte: Optional[Spec]
 
 
-def pcie_bw_bytes_per_s(lanes: int = 16, gt_per_s: float = 16e9) -> float:
-    """One-direction PCIe bandwidth: ``lanes × rate × 128/130 / 8`` bytes/s (Gen4: 31.5 GB/s at x16)."""
-    if lanes not in (1, 2, 4, 8, 16):
-        raise ValueError(f"PCIe links have 1, 2, 4, 8 or 16 lanes, got {lanes}")
-    return lanes * gt_per_s * 128 / 130 / 8
+#: One-direction PCIe bandwidth (``lanes × rate × 128/130 / 8``): the one function the book's PCIe
+#: figures come from, kept in ``specs`` so that its link table says the same (Gen4 x16: 31.5 GB/s).
+pcie_bw_bytes_per_s = specs.pcie_bw_bytes_per_s
 
 
 def smem_bw_bytes_per_s(device_name: str = "a100-sxm-40gb", clock_hz: float = 1.41e9) -> float:

@@ -398,3 +398,92 @@ def mfu(plan: Plan, step_s: Optional[float] = None) -> float:
     step_s = step(plan).time_s if step_s is None else step_s
     return training_flops(plan.model, plan.tokens, plan.seq_len) / (
         plan.gpus * plan.device.peak_flops("bf16", False) * step_s)
+
+
+# ------------------------------------------------------------------------- rules of thumb
+
+
+def one_f_one_b(p: int, m: int, forward: float = 1.0, backward: float = 2.0) -> list[tuple[int, str, int, float, float]]:
+    """The 1F1B pipeline schedule (Narayanan et al. 2021, Section 2.2.1, Figure 4, top) as a list of
+    ``(stage, "F" or "B", micro_batch, start, end)``: stage ``s`` runs ``min(p − s − 1, m)`` forward
+    passes to fill the pipeline, then alternates one forward and one backward, then drains its
+    backward passes. A forward needs the previous stage's forward of the same micro-batch; a backward
+    needs the next stage's backward (the last stage: its own forward). Each task starts as soon as
+    its stage is free and its input has arrived (sends take no time here). With the backward twice
+    the forward, every stage idles ``(p − 1)·(forward + backward)`` of the step: the bubble of
+    ``bubble_fraction``."""
+    if p < 1 or m < 1:
+        raise PlanError(f"stages and micro-batches must be at least 1, got p={p}, m={m}")
+    orders = []
+    for s in range(p):
+        warm = min(p - s - 1, m)
+        order = [("F", i) for i in range(warm)]
+        f, b = warm, 0
+        while b < m:
+            if f < m:
+                order.append(("F", f)); f += 1
+            order.append(("B", b)); b += 1
+        orders.append(order)
+    end: dict[tuple[int, str, int], float] = {}
+    free, pos, out = [0.0] * p, [0] * p, []
+    while any(pos[s] < len(orders[s]) for s in range(p)):
+        progressed = False
+        for s in range(p):
+            if pos[s] == len(orders[s]):
+                continue
+            kind, i = orders[s][pos[s]]
+            dep = ((s - 1, "F", i) if s > 0 else None) if kind == "F" else (
+                (s + 1, "B", i) if s < p - 1 else (s, "F", i))
+            if dep is not None and dep not in end:
+                continue
+            start = max(free[s], end[dep] if dep is not None else 0.0)
+            stop = start + (forward if kind == "F" else backward)
+            end[(s, kind, i)] = stop
+            free[s] = stop
+            pos[s] += 1
+            out.append((s, kind, i, start, stop))
+            progressed = True
+        if not progressed:  # pragma: no cover - the orders above never deadlock
+            raise RuntimeError("1F1B schedule deadlocked")
+    return sorted(out, key=lambda t: (t[0], t[3]))
+
+
+def dp_intensity_per_token(grad_bytes: float = GRAD_BYTES) -> float:
+    """FLOPs per byte sent, per token a GPU processes, of a data-parallel step on many GPUs: the
+    ``6·N`` training FLOPs of each token over the ``2 · grad_bytes · N`` bytes a ring all-reduce of the
+    gradients sends from each GPU (``2(p − 1)/p → 2``). 1.5 for BF16 gradients; attention FLOPs and
+    a finite p raise it a little."""
+    return 6 / (2 * grad_bytes)
+
+
+def dp_tokens_threshold(peak_flops: float, bw_bytes_s: float, grad_bytes: float = GRAD_BYTES) -> float:
+    """Tokens per GPU per step below which the gradient all-reduce takes longer than the step's
+    arithmetic at ``peak_flops``: the link's ridge ``peak / β`` over ``dp_intensity_per_token``.
+    ``bw_bytes_s`` is what carries each GPU's bytes: its own port, or a server's ports together."""
+    return (peak_flops / bw_bytes_s) / dp_intensity_per_token(grad_bytes)
+
+
+def tp_intensity(model: Model, tp: int) -> float:
+    """FLOPs per byte a GPU sends in tensor parallelism, per layer and token: the layer's
+    ``6 · P_layer / t`` training FLOPs over four ring all-reduces of ``2·h`` bytes of activations
+    (``4 · 2(t − 1)/t · 2h``). It grows with the width (``P_layer ∝ h²``), whatever the batch."""
+    if tp < 2:
+        raise PlanError(f"tensor parallelism needs at least 2 GPUs, got {tp}")
+    p_layer = sum(d_in * d_out for _, d_in, d_out in model.layer_matrices())
+    flops = 6 * p_layer / tp
+    sent = 4 * collectives.bytes_per_gpu_sent("all-reduce", "ring", tp, ACT_DTYPE_BYTES * model.hidden)
+    return flops / sent
+
+
+def tp_width_factor(model: Model) -> float:
+    """``k`` in ``tp_intensity = k · h / (t − 1)``: ``6 · P_layer / (8 · a · h²)`` with ``a`` bytes an
+    activation (four all-reduces of ``a·h`` bytes, each sent ``2(t − 1)/t`` times); about 4.5-4.9 for
+    the Llama 3 models in BF16 (a layer holds about 12-13 h² weights)."""
+    p_layer = sum(d_in * d_out for _, d_in, d_out in model.layer_matrices())
+    return 6 * p_layer / (8 * ACT_DTYPE_BYTES * model.hidden ** 2)
+
+
+def tp_max_degree(model: Model, ridge: float) -> float:
+    """The tensor degree at which ``tp_intensity`` meets a link's ridge: ``1 + k · h / ridge``; above
+    it the all-reduces take longer than the arithmetic at peak."""
+    return 1 + tp_width_factor(model) * model.hidden / ridge

@@ -666,6 +666,7 @@ class Link:
     printed: str = ""
     latency_source: Optional[Source] = None
     links: Optional[int] = None  # how many physical links make up that connection, where the source says
+    per: str = "device"  # what the bandwidth is for: a device's whole connection, or (TPU ICI) "link"
 
     @property
     def bw_per_direction(self) -> float:
@@ -676,6 +677,19 @@ class Link:
     def alpha_s(self) -> Optional[float]:
         """Per-step latency in seconds (None where no source gives one)."""
         return None if self.latency_us is None else self.latency_us * 1e-6
+
+
+PCIE4_SPEC = Source("PCI Express Base Specification, Revision 4.0", "PCI-SIG", 2017, "pcisig2017pcie4",
+                    where="16 GT/s per lane, 128b/130b encoding")
+
+
+def pcie_bw_bytes_per_s(lanes: int = 16, gt_per_s: float = 16e9) -> float:
+    """One-direction PCIe bandwidth: ``lanes × rate × 128/130 / 8`` bytes/s (Gen4: 31.5 GB/s at x16,
+    Gen5 at 32 GT/s: 63.0 GB/s). NVIDIA prints the raw rate of both directions ("64 GB/s" for Gen4
+    x16: 16 lanes × 16 GT/s / 8 = 32 GB/s each way, before the 128b/130b line code)."""
+    if lanes not in (1, 2, 4, 8, 16):
+        raise ValueError(f"PCIe links have 1, 2, 4, 8 or 16 lanes, got {lanes}")
+    return lanes * gt_per_s * 128 / 130 / 8
 
 
 def _links() -> dict[str, Link]:
@@ -695,10 +709,12 @@ def _links() -> dict[str, Link]:
              HGX_B200.at("'Interconnect' row ('5th Generation NVLink: 1.8TB/s') and HGX B200 column, "
                          "'Total NVLink Bandwidth' (14.4TB/s for 8 GPUs)"),
              "1.8 TB/s total per GPU (14.4 TB/s / 8); half of it in each direction", "1.8 TB/s", lat),
-        Link("pcie4x16", "PCIe 4.0 x16", "scale-up", 32, 1.0, a100,
-             "64 GB/s total for the A100 PCIe card; half of it in each direction", "64 GB/s", lat),
-        Link("pcie5x16", "PCIe 5.0 x16", "scale-up", 64, 1.0, h100,
-             "128 GB/s total for the H100 PCIe card; half of it in each direction", "128 GB/s", lat),
+        Link("pcie4x16", "PCIe 4.0 x16", "scale-up", pcie_bw_bytes_per_s(16, 16e9) / 1e9, 1.0, a100,
+             "64 GB/s total for the A100 PCIe card: the raw 16 GT/s of 16 lanes, both directions; after "
+             "PCIe's 128b/130b line code 31.5 GB/s in each direction (PCIe 4.0 specification)", "64 GB/s", lat),
+        Link("pcie5x16", "PCIe 5.0 x16", "scale-up", pcie_bw_bytes_per_s(16, 32e9) / 1e9, 1.0, h100,
+             "128 GB/s total for the H100 PCIe card: the raw 32 GT/s of 16 lanes, both directions; after "
+             "the 128b/130b line code 63.0 GB/s in each direction", "128 GB/s", lat),
         Link("ib-hdr-200", "InfiniBand HDR, 200 Gb/s port", "scale-out", 25, 2.7, CONNECTX6,
              "200 Gb/s per direction = 25 GB/s (8 bits a byte)", "200 Gb/s", lat),
         Link("ib-ndr-400", "InfiniBand NDR, 400 Gb/s port", "scale-out", 50, 2.7, CONNECTX7,
@@ -713,9 +729,10 @@ def _links() -> dict[str, Link]:
              "7 x 128 GB/s"),
         Link("tpu-v5p-ici", "TPU v5p ICI (one link)", "scale-up", 90, None, SCALING_BOOK_TPUS,
              "one link, one way (9e10 bytes/s); a v5p chip has six, two per axis of its 3D torus. Google's "
-             "v5p page prints '1200 GBps' bidirectional ICI per chip (an earlier revision '4800 Gbps'), "
-             "which over six links would be 100 GB/s one way: the sources differ by about a tenth",
-             "9e10 bytes/s"),
+             "v5p page prints '1200 GBps' bidirectional ICI per chip, which over six links would be 100 GB/s "
+             "one way: the sources differ by about a tenth. An earlier revision printed '4800 Gbps', which is "
+             "600 GB/s, half of '1200 GBps': not the same figure, and not the one used here",
+             "9e10 bytes/s", per="link"),
     ]
     return {l.name: l for l in out}
 

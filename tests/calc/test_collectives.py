@@ -230,3 +230,25 @@ def test_a_ring_across_servers_shares_its_network_bytes_among_the_servers_ports(
         c.time_s_across_servers("all-to-all", 64, 1e9, 8, nvl4, ndr)
     with pytest.raises(ValueError, match="do not split into servers"):
         c.time_s_across_servers("all-reduce", 12, 1e9, 8, nvl4, ndr)
+
+
+def test_nccl_charges_a_ring_broadcast_p_steps_where_the_books_chain_takes_2p_minus_2():
+    # src/graph/tuning.cc: nsteps = 2(nRanks-1) for AllReduce, nRanks-1 for ReduceScatter/AllGather,
+    # nRanks otherwise (Broadcast, Reduce)
+    assert [c.nccl_ring_steps(col, 8) for col in ("all-reduce", "all-gather", "reduce-scatter", "broadcast")] \
+        == [14, 7, 7, 8]
+    assert c.step_count("broadcast", "ring", 8) == 14
+    for col in ("all-reduce", "all-gather", "reduce-scatter"):
+        assert c.nccl_ring_steps(col, 8) == c.step_count(col, "ring", 8)
+    with pytest.raises(ValueError):
+        c.nccl_ring_steps("all-to-all", 8)
+
+
+def test_nccl_time_adds_the_base_latency_once_where_the_link_has_nccl_latencies():
+    nvl4 = specs.link("nvlink4")
+    # issue 47: the stepper's 227 us for 64 MiB on 4 GPUs left out the 6.6 us the chapter's model adds
+    plain = c.time_s("all-reduce", "ring", 4, 64 * 2**20, nvl4)
+    assert c.nccl_time_s("all-reduce", "ring", 4, 64 * 2**20, nvl4) == pytest.approx(plain + 6.6e-6)
+    assert round(c.nccl_time_s("all-reduce", "ring", 4, 64 * 2**20, nvl4) * 1e6) == 234
+    ici = specs.link("tpu-v5p-ici")          # no NCCL latency: no base either
+    assert c.nccl_time_s("all-reduce", "ring", 4, 1e6, ici) == c.time_s("all-reduce", "ring", 4, 1e6, ici)

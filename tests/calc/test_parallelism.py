@@ -157,3 +157,43 @@ def test_a_group_that_fills_its_nodes_unevenly_still_has_a_time():
     p = plan(gpus=12, tp=2, global_batch=6)
     assert p.dp == 6
     assert P.dp_time_s(p) == pytest.approx(2 * 5 / 6 * P.dp_bytes(p) / 150e9 + 10 * 10e-6)
+
+
+@pytest.mark.parametrize("p, m", [(1, 1), (2, 1), (4, 8), (16, 16), (8, 3)])
+def test_1f1b_schedule_keeps_its_dependencies_and_idles_the_bubble(p, m):
+    sched = P.one_f_one_b(p, m)
+    assert len(sched) == 2 * p * m
+    end = {(s, k, i): e for s, k, i, _, e in sched}
+    for s, k, i, start, stop in sched:
+        dep = ((s - 1, "F", i) if s else None) if k == "F" else ((s + 1, "B", i) if s < p - 1 else (s, "F", i))
+        assert dep is None or end[dep] <= start
+        assert stop - start == (1.0 if k == "F" else 2.0)
+    for s in range(p):                      # one task at a time on each stage
+        mine = [t for t in sched if t[0] == s]
+        assert all(a[4] <= b[3] for a, b in zip(mine, mine[1:]))
+    step = max(t[4] for t in sched)
+    assert step == (m + p - 1) * 3.0
+    busy = sum(t[4] - t[3] for t in sched if t[0] == 0)
+    assert abs(1 - busy / step - P.bubble_fraction(p, m)) < 1e-12
+
+
+def test_dp_threshold_is_the_ridge_over_one_and_a_half_flops_a_byte_per_token():
+    assert P.dp_intensity_per_token() == 1.5
+    # 989.4 TFLOP/s over one 50 GB/s port: a ridge of 19,788 FLOP/B, 13,192 tokens per GPU
+    assert P.dp_tokens_threshold(989.4e12, 50e9) == pytest.approx(13192)
+    assert P.dp_tokens_threshold(989.4e12, 400e9) == pytest.approx(1649)
+
+
+def test_tp_intensity_grows_with_width_and_falls_with_the_degree():
+    # hand count for the 70B model: 856 M weights a layer, 6 x 856M / 8 FLOPs a token on each GPU
+    # against four all-reduces of 2 x 8,192 bytes, each sent 2 x 7/8 times
+    p_layer = sum(a * b for _, a, b in L70.layer_matrices())
+    assert P.tp_intensity(L70, 8) == pytest.approx(6 * p_layer / 8 / (4 * 2 * 7 / 8 * 2 * 8192))
+    assert P.tp_intensity(L70, 8) == pytest.approx(P.tp_width_factor(L70) * 8192 / 7)
+    assert P.tp_intensity(L405, 8) > P.tp_intensity(L70, 8) > P.tp_intensity(L8, 8)
+    assert P.tp_intensity(L70, 16) < P.tp_intensity(L70, 8)
+    ridge = 2000.0
+    t = P.tp_max_degree(L70, ridge)
+    assert P.tp_intensity(L70, 2) > ridge and abs(P.tp_width_factor(L70) * 8192 / (t - 1) - ridge) < 1e-9
+    with pytest.raises(P.PlanError):
+        P.tp_intensity(L70, 1)

@@ -234,10 +234,28 @@ def test_new_devices_memory():
 
 @pytest.mark.parametrize("name,printed_total_gbs,per_direction", [
     ("nvlink3", 600, 300), ("nvlink4", 900, 450), ("nvlink5", 1800, 900),
-    ("pcie4x16", 64, 32), ("pcie5x16", 128, 64),
 ])
 def test_links_printed_as_both_directions_are_halved(name, printed_total_gbs, per_direction):
     assert specs.link(name).bw_per_direction == per_direction * 1e9 == printed_total_gbs / 2 * 1e9
+
+
+@pytest.mark.parametrize("name,printed_total_gbs,gt_per_s", [("pcie4x16", 64, 16e9), ("pcie5x16", 128, 32e9)])
+def test_pcie_links_are_the_printed_raw_rate_halved_less_the_line_code(name, printed_total_gbs, gt_per_s):
+    # NVIDIA's "64 GB/s" for Gen4 x16 is 16 lanes x 16 GT/s / 8, both directions; 128b/130b leaves
+    # 31.5 GB/s each way: the one figure the book uses (chapter 1's hierarchy and chapter 8's link table)
+    link = specs.link(name)
+    assert link.printed == f"{printed_total_gbs} GB/s"
+    assert link.bw_per_direction == pytest.approx(printed_total_gbs / 2 * 1e9 * 128 / 130)
+    assert link.bw_per_direction == specs.pcie_bw_bytes_per_s(16, gt_per_s)
+    from calc import hierarchy
+    assert hierarchy.pcie_bw_bytes_per_s(16) == specs.link("pcie4x16").bw_per_direction
+
+
+def test_tpu_ici_is_one_link_and_says_so():
+    ici = specs.link("tpu-v5p-ici")
+    assert ici.per == "link" and all(l.per == "device" for l in specs.links() if l is not ici)
+    # '4800 Gbps' is 600 GB/s: half of '1200 GBps', and the note must not call them the same figure
+    assert 4800e9 / 8 == 1200e9 / 2 and "half of '1200 GBps'" in ici.note
 
 
 @pytest.mark.parametrize("name,gbits", [("ib-ndr-400", 400), ("ib-hdr-200", 200)])

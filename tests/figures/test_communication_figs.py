@@ -52,3 +52,33 @@ def test_comm_roofline_puts_each_ridge_at_peak_over_bandwidth():
     dots = [l for l in ax.lines if l.get_marker() == "o"]
     assert dots[0].get_ydata()[0] == pytest.approx(1e3 * 450e9)       # left of the ridge: on the slope
     assert dots[1].get_ydata()[0] == pytest.approx(peak)               # right of it: on the flat roof
+
+
+@pytest.mark.parametrize("servers,leaves", [(4, 2), (2, 2), (4, 1)])
+def test_fat_tree_prints_the_ports_and_what_a_leaf_carries(servers, leaves):
+    up, port = specs.link("nvlink4"), specs.link("ib-ndr-400")
+    texts, width, px = drawn(lambda: figs.cluster_fat_tree(servers, 8, "NVLink 4", up.bw_per_direction,
+                                                           port.bw_per_direction, leaves=leaves))
+    fits_a_phone(width, px)
+    leaf = servers * 8 // leaves * port.bw_per_direction
+    has(texts, f"one port a GPU, {fmt.si(port.bw_per_direction, 'B/s')} each way",
+        f"each leaf: {fmt.si(leaf, 'B/s')} down, as much up", f"NVLink 4, {fmt.si(up.bw_per_direction, 'B/s')}",
+        f"server {servers - 1}", f"leaf {leaves - 1}")
+
+
+@pytest.mark.parametrize("p,m", [(4, 6), (4, 4), (3, 8)])
+def test_pipeline_schedule_numbers_every_pass_and_prints_calc_bubble(p, m):
+    from calc import parallelism as par
+    sched = par.one_f_one_b(p, m)
+    texts, width, px = drawn(lambda: figs.pipeline_schedule(sched, p, m, par.bubble_fraction(p, m)))
+    fits_a_phone(width, px)
+    has(texts, f"{p - 1}/{m + p - 1} = {fmt.pct(par.bubble_fraction(p, m), 2)}", f"stage {p - 1}")
+    assert sum(1 for t in texts if t.isdigit() and 1 <= int(t) <= m) == 2 * p * m
+
+
+def test_parallelism_traffic_prints_each_row():
+    rows = [("TP", "4 all-reduces", "every layer", "224 GiB", "NVLink"),
+            ("DP", "gradient all-reduce", "once a step", "12.8 GiB", "the network")]
+    texts, width, px = drawn(lambda: figs.parallelism_traffic(rows))
+    fits_a_phone(width, px)
+    has(texts, "224 GiB a GPU a step, over NVLink", "12.8 GiB a GPU a step, over the network", "replica 1")
