@@ -358,13 +358,6 @@ class Linter:
         """Classes the project handles: any identifier-like string literal in a project filter,
         and any class its stylesheets style (e.g. ``.predict``, which a page script enhances)."""
         found: set[str] = set()
-        partials = (formats.get("typst") or {}).get("template-partials") if isinstance(formats, dict) else None
-        for f in ([partials] if isinstance(partials, str) else partials or []):
-            if Path(f).name not in QUARTO_TYPST_PARTIALS:
-                self.add(path, line_of(text, f), "error", f"template partial {f} replaces none of Quarto's typst "
-                         f"partials ({', '.join(QUARTO_TYPST_PARTIALS)})")
-            elif not (self.root / f).is_file():
-                self.add(path, line_of(text, f), "error", f"template partial {f} does not exist")
         for f in cfg.filters:
             p = self.root / f
             if p.exists():
