@@ -7,7 +7,8 @@ over another; on its HTML pages the roofline widget goes live and an exercise ch
 
 Quarto cannot be installed from a registry here; ../shared/tools/quarto/build-quarto.sh builds
 1.10.18 from its source (README, "The same book under real Quarto"). Without `quarto` on PATH the
-module is skipped. Each render takes minutes: one per format for the whole module."""
+tests that need it are skipped (the reading of our own PDF and the reading's own test run
+everywhere). Each render takes minutes: one per format for the whole module."""
 from __future__ import annotations
 
 import html as htmllib
@@ -25,7 +26,7 @@ sys.path.insert(0, str(ROOT / "tests" / "build"))
 from bookcopy import source_files  # noqa: E402  (same folder)
 from test_numbering import captions_html  # noqa: E402
 
-pytestmark = pytest.mark.skipif(shutil.which("quarto") is None,
+needs_quarto = pytest.mark.skipif(shutil.which("quarto") is None,
                                 reason="quarto is not on PATH (it cannot be installed here; "
                                        "../shared/tools/quarto/build-quarto.sh builds one)")
 
@@ -147,6 +148,7 @@ def layout_faults(pdf: Path) -> list[str]:
 
 # ------------------------------------------------------------------ the tests
 
+@needs_quarto
 def test_quartos_html_numbers_every_caption_as_ours(quarto_html, ours):
     chapters = sorted(p.relative_to(ours).as_posix() for p in (ours / "chapters").glob("*.html"))
     chapters += sorted(p.relative_to(ours).as_posix() for p in (ours / "appendices").glob("*.html"))
@@ -161,15 +163,18 @@ def test_quartos_html_numbers_every_caption_as_ours(quarto_html, ours):
     assert total > 50, f"only {total} numbered captions read: the reading is broken"
 
 
+@needs_quarto
 def test_quartos_pdf_has_as_many_pages_as_ours(quarto_pdf, ours):
     theirs, mine = page_count(quarto_pdf), page_count(next(ours.glob("*.pdf")))
     assert abs(theirs - mine) <= PAGE_SLACK * mine, f"Quarto's PDF {theirs} pages, ours {mine}"
 
 
+@needs_quarto
 def test_quartos_pdf_keeps_its_text_in_the_text_block(quarto_pdf):
     assert layout_faults(quarto_pdf) == []
 
 
+@needs_quarto
 def test_quartos_pdf_leaves_out_the_web_only_text(quarto_pdf, ours):
     theirs = subprocess.run(["pdftotext", str(quarto_pdf), "-"], capture_output=True, text=True, check=True).stdout
     mine = subprocess.run(["pdftotext", str(next(ours.glob("*.pdf"))), "-"], capture_output=True, text=True,
@@ -210,6 +215,7 @@ def quarto_site(quarto_html):
     server.shutdown()
 
 
+@needs_quarto
 @pytest.mark.browser
 def test_the_roofline_widget_goes_live_on_quartos_page(chromium, quarto_site):
     context = chromium.new_context(viewport={"width": 1440, "height": 900})
@@ -233,6 +239,7 @@ def test_the_roofline_widget_goes_live_on_quartos_page(chromium, quarto_site):
         context.close()
 
 
+@needs_quarto
 @pytest.mark.browser
 def test_an_exercise_checks_a_kernel_on_quartos_page(chromium, quarto_site):
     from test_exercises_browser import EX, REFERENCE, WRONG, check, open_page, reach, type_code
