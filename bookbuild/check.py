@@ -61,7 +61,10 @@ SUPPORTED_KEYS = {
     "execute": {"echo", "eval", "output", "include", "warning", "error", "daemon"},
     "format.html": {"reference-location", "code-copy", "fig-format", "fig-cap-location", "tbl-cap-location",
                     "css", "include-in-header"},
-    "format.typst": {"reference-location", "fig-format", "papersize", "fig-cap-location", "tbl-cap-location"},
+    # margin and fontsize set book.typ's page; template-partials are Quarto's copy of book.typ's
+    # page (bookbuild's own template is book.typ: the partials must exist and replace Quarto's)
+    "format.typst": {"reference-location", "fig-format", "papersize", "fig-cap-location", "tbl-cap-location",
+                     "margin", "fontsize", "template-partials"},
     "format.epub": {"html-math-method"},
 }
 UNSUPPORTED_KEYS = {
@@ -79,12 +82,15 @@ UNSUPPORTED_KEYS = {
                     "self-contained", "embed-resources", "mainfont", "fontsize", "linestretch",
                     "comments", "lang", "citation-location",
                     "template", "template-partials", "highlight-style", "code-overflow"},
-    "format.typst": {"template", "template-partials", "columns", "margin", "mainfont", "fontsize",
+    "format.typst": {"template", "columns", "mainfont",
                      "toc", "toc-depth", "number-sections", "section-numbering", "keep-typ",
                      "include-in-header", "include-before-body", "fig-width", "fig-height",
                      "fig-dpi", "bibliographystyle", "citeproc", "lang", "font-paths", "logo"},
 }
 OUTPUT_FORMATS = {"html", "typst", "epub"}
+# src/resources/formats/typst/pandoc/quarto/ (v1.10): the partials a typst template is made of
+QUARTO_TYPST_PARTIALS = ("numbering.typ", "definitions.typ", "typst-template.typ", "page.typ",
+                         "typst-show.typ", "notes.typ", "biblio.typ")
 SHORTCODE = re.compile(r"\{\{<\s*([\w-]+)")
 LABEL_ATTR = re.compile(r"\{#((?:fig|tbl|eq|sec|lst)-[A-Za-z0-9_:.-]+)")
 CLASS_STRING = re.compile(r"""["']([A-Za-z][\w-]*)["']""")
@@ -151,6 +157,13 @@ class Linter:
                 if where is not None and where not in ("top", "bottom"):
                     self.add(path, line_of(text, f"{key}:"), "unsupported",
                              f"`{section}{key}: {where}`: this build places captions top or bottom only")
+        partials = (formats.get("typst") or {}).get("template-partials") if isinstance(formats, dict) else None
+        for f in ([partials] if isinstance(partials, str) else partials or []):
+            if Path(f).name not in QUARTO_TYPST_PARTIALS:
+                self.add(path, line_of(text, f), "error", f"template partial {f} replaces none of Quarto's typst "
+                         f"partials ({', '.join(QUARTO_TYPST_PARTIALS)})")
+            elif not (self.root / f).is_file():
+                self.add(path, line_of(text, f), "error", f"template partial {f} does not exist")
         for f in cfg.filters:
             if not (self.root / f).exists():
                 self.add(path, line_of(text, f), "error", f"filter {f} does not exist")

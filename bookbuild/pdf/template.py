@@ -6,15 +6,19 @@ from pathlib import Path
 
 import jinja2
 
+from ..typst_markup import typst_length, typst_margin
+
 TEMPLATES = Path(__file__).parent / "templates"
 
 
 def template_env() -> jinja2.Environment:
     """Jinja for typst sources: ``{#`` starts typst code, so comments are ``{#! ... !#}``."""
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=False,
-                              variable_start_string="{{", variable_end_string="}}",
-                              block_start_string="{%", block_end_string="%}", comment_start_string="{#!",
-                              comment_end_string="!#}")
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=False,
+                             variable_start_string="{{", variable_end_string="}}",
+                             block_start_string="{%", block_end_string="%}", comment_start_string="{#!",
+                             comment_end_string="!#}")
+    env.globals.update(typst_length=typst_length, typst_margin=typst_margin)
+    return env
 
 
 SUSPECTS = b"/Suspects false"

@@ -109,6 +109,21 @@ def test_unsupported_config_keys(fixture_book):
     assert all(f.kind == "unsupported" and f.file == "_quarto.yml" and f.line for f in findings)
 
 
+def test_typst_template_partials_must_exist_and_be_quartos(fixture_book):
+    """`template-partials` is Quarto's side of book.typ (_typst/ in the book): each must exist and
+    replace one of Quarto's typst partials by its name, or Quarto's render fails or ignores it."""
+    cfg = fixture_book / "_quarto.yml"
+    (fixture_book / "_typst").mkdir()
+    (fixture_book / "_typst/page.typ").write_text("#set page(paper: \"a4\")\n")
+    (fixture_book / "_typst/extra.typ").write_text("\n")
+    cfg.write_text(cfg.read_text().replace("    papersize: a4\n", "    papersize: a4\n    margin: {x: 2cm, y: 2cm}\n"
+                   "    fontsize: 11pt\n    template-partials: [_typst/page.typ, _typst/extra.typ, _typst/typst-show.typ]\n"))
+    found = sorted(f.message for f in check(fixture_book))
+    assert found == ["template partial _typst/extra.typ replaces none of Quarto's typst partials (numbering.typ, "
+                     "definitions.typ, typst-template.typ, page.typ, typst-show.typ, notes.typ, biblio.typ)",
+                     "template partial _typst/typst-show.typ does not exist"], found
+
+
 def test_prerequisite_must_be_a_chapter(fixture_book):
     p = fixture_book / "chapters/two.qmd"
     p.write_text("---\nprerequisites: [chapters/nine.qmd]\n---\n" + p.read_text())
