@@ -48,6 +48,8 @@ for names, scale, dim in [
     (("cycle", "cycles", "clk", "clock", "clocks"), 1.0, _d(cycle=1)),
     (("%", "percent"), 0.01, _NONE),
     (("x", "×", "times"), 1.0, _NONE),
+    (("thousand",), 1e3, _NONE), (("million",), 1e6, _NONE), (("billion",), 1e9, _NONE),
+    (("trillion",), 1e12, _NONE),
 ]:
     for n in names:
         _ATOMS[n] = (scale, dim)
@@ -58,6 +60,9 @@ for n in ("token", "tok", "GPU", "param", "parameter", "element", "elem", "reque
           "server", "word", "row", "tile", "lane", "bank", "batch", "item", "value", "number"):
     _ATOMS[n] = (1.0, _NONE)
     _ATOMS[n + "s"] = (1.0, _NONE)
+for n in ("batches", "micro-batch", "micro-batches", "microbatch", "microbatches", "stage", "stages",
+          "sample", "samples", "image", "images", "expert", "experts", "iteration", "iterations"):
+    _ATOMS[n] = (1.0, _NONE)
 
 _PREFIX_WORDS = {"kilo": 1e3, "mega": 1e6, "giga": 1e9, "tera": 1e12, "peta": 1e15, "exa": 1e18,
                  "milli": 1e-3, "micro": 1e-6, "nano": 1e-9, "pico": 1e-12,
@@ -261,12 +266,13 @@ class Problem:
     def step(self, text: str, value: float, unit_text: str = "", sig: int | None = None) -> Q:
         """One line of the working: ``text`` (markdown, may quote earlier steps' Q values),
         then " = " and ``value`` shown in ``unit_text``; returns the value as a Q. A text ending
-        in ":" states a fact (a datasheet figure, a model's size): "Dense BF16 peak: 989 TFLOP/s"."""
+        in ":" states a fact (a datasheet figure, a model's size): "Dense BF16 peak: 989 TFLOP/s";
+        one ending in "=" gets the value after it, with no second "="."""
         if not isinstance(value, (int, float)) or not math.isfinite(value):
             raise ValueError(f"step {text!r}: its value must be a finite number, got {value!r}")
         unit(unit_text)
         shown = show(value, unit_text, sig)
-        line = f"{text} {shown}" if text.rstrip().endswith(":") else f"{text} = {shown}"
+        line = f"{text} {shown}" if text.rstrip().endswith((":", "=")) else f"{text} = {shown}"
         self.steps.append(line)
         return Q(value, shown)
 

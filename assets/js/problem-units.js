@@ -22,6 +22,7 @@ for (const [names, scale, dim] of [
   [["cycle", "cycles", "clk", "clock", "clocks"], 1, d({ cycle: 1 })],
   [["%", "percent"], 0.01, NONE],
   [["x", "×", "times"], 1, NONE],
+  [["thousand"], 1e3, NONE], [["million"], 1e6, NONE], [["billion"], 1e9, NONE], [["trillion"], 1e12, NONE],
 ]) for (const n of names) ATOMS.set(n, [scale, dim]);
 for (const n of ["token", "tok", "GPU", "param", "parameter", "element", "elem", "request", "req",
   "sequence", "seq", "thread", "warp", "block", "SM", "node", "layer", "head", "step",
@@ -29,6 +30,8 @@ for (const n of ["token", "tok", "GPU", "param", "parameter", "element", "elem",
   "server", "word", "row", "tile", "lane", "bank", "batch", "item", "value", "number"]) {
   ATOMS.set(n, [1, NONE]); ATOMS.set(n + "s", [1, NONE]);
 }
+for (const n of ["batches", "micro-batch", "micro-batches", "microbatch", "microbatches", "stage", "stages",
+  "sample", "samples", "image", "images", "expert", "experts", "iteration", "iterations"]) ATOMS.set(n, [1, NONE]);
 const LOWER = new Map();
 for (const [k, v] of ATOMS) if (k !== "b" && k !== "B") LOWER.set(k.toLowerCase(), v);
 for (const k of ["byte", "bytes"]) LOWER.set(k, ATOMS.get("B"));
