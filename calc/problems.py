@@ -61,7 +61,8 @@ for n in ("token", "tok", "GPU", "param", "parameter", "element", "elem", "reque
     _ATOMS[n] = (1.0, _NONE)
     _ATOMS[n + "s"] = (1.0, _NONE)
 for n in ("batches", "micro-batch", "micro-batches", "microbatch", "microbatches", "stage", "stages",
-          "sample", "samples", "image", "images", "expert", "experts", "iteration", "iterations"):
+          "sample", "samples", "image", "images", "expert", "experts", "iteration", "iterations",
+          "way", "ways", "pass", "passes", "wavefront", "wavefronts", "column", "columns", "replay", "replays"):
     _ATOMS[n] = (1.0, _NONE)
 
 _PREFIX_WORDS = {"kilo": 1e3, "mega": 1e6, "giga": 1e9, "tera": 1e12, "peta": 1e15, "exa": 1e18,
@@ -222,6 +223,8 @@ def show(value: float, unit_text: str, sig: int | None = None) -> str:
     if unit_text == "s":
         return fmt.duration(x, sig)
     if unit_text in _PREFIXED_FOR_VALUE:
+        if float(x).is_integer() and abs(x) < 1e4:          # a count of bytes or FLOPs, exactly: 1,024 B
+            return f"{fmt.num(int(x))} {unit_text}"
         return fmt.si(x, unit_text, sig)
     if float(x).is_integer() and abs(x) < 1e6:
         return f"{fmt.num(int(x))} {unit_text}".rstrip()
@@ -233,8 +236,7 @@ _PREFIXED_FOR_VALUE = ("FLOP", "B", "FLOP/s", "B/s", "J", "W", "Hz", "OP/s", "b/
 
 
 def _pct(fraction: float) -> str:
-    x = round(fraction * 100, 6)
-    return fmt.num(int(x)) if x.is_integer() else fmt.num(x, 2)
+    return f"{round(fraction * 100, 6):g}"
 
 
 class Q(float):

@@ -31,7 +31,10 @@ for (const n of ["token", "tok", "GPU", "param", "parameter", "element", "elem",
   ATOMS.set(n, [1, NONE]); ATOMS.set(n + "s", [1, NONE]);
 }
 for (const n of ["batches", "micro-batch", "micro-batches", "microbatch", "microbatches", "stage", "stages",
-  "sample", "samples", "image", "images", "expert", "experts", "iteration", "iterations"]) ATOMS.set(n, [1, NONE]);
+  "sample", "samples", "image", "images", "expert", "experts", "iteration", "iterations",
+  "way", "ways", "pass", "passes", "wavefront", "wavefronts", "column", "columns", "replay", "replays"]) ATOMS.set(n, [1, NONE]);
+/** Every unit word this module knows, with its scale and dimension (the test compares it with calc.problems'). */
+export const ATOM_TABLE = Object.fromEntries([...ATOMS].map(([k, [s, dm]]) => [k, [s, dm]]));
 const LOWER = new Map();
 for (const [k, v] of ATOMS) if (k !== "b" && k !== "B") LOWER.set(k.toLowerCase(), v);
 for (const k of ["byte", "bytes"]) LOWER.set(k, ATOMS.get("B"));

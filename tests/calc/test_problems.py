@@ -41,6 +41,15 @@ def test_grade_javascript_agrees():
         _expect(got, case)
 
 
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_the_page_knows_the_same_unit_words():
+    script = ("import {ATOM_TABLE} from " + json.dumps((ROOT / "assets/js/problem-units.js").as_uri()) + ";\n"
+              "console.log(JSON.stringify(ATOM_TABLE));\n")
+    js = json.loads(subprocess.run(["node", "--input-type=module", "-e", script], capture_output=True, text=True,
+                                   check=True).stdout)
+    assert js == {k: [s, list(d)] for k, (s, d) in P._ATOMS.items()}
+
+
 def test_units_of_another_dimension_are_refused_with_what_each_measures():
     g = P.grade("3 ms", 1.2e12, "TB/s", 0.03, 0.1)
     assert g["verdict"] == "invalid" and g["message"] == "“ms” is a time, but this answer is a bandwidth: give it in TB/s"
