@@ -223,7 +223,7 @@ def show(value: float, unit_text: str, sig: int | None = None) -> str:
     if unit_text == "s":
         return fmt.duration(x, sig)
     if unit_text in ("×", "x"):
-        return f"{fmt.num(x, sig)}×"
+        return f"{fmt.num(int(x)) if float(x).is_integer() else fmt.num(x, sig)}×"
     if unit_text in _PREFIXED_FOR_VALUE:
         if float(x).is_integer() and abs(x) < 1e4:          # a count of bytes or FLOPs, exactly: 1,024 B
             return f"{fmt.num(int(x))} {unit_text}"

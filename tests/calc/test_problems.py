@@ -64,6 +64,10 @@ def test_units_of_another_dimension_are_refused_with_what_each_measures():
     (0.3, "%", "30\u00a0%"),
     (8, "GPUs", "8 GPUs"),
     (140e9, "GB", "140 GB"),
+    (4.0, "×", "4×"),
+    (1.432, "×", "1.43×"),
+    (1024, "B", "1,024 B"),
+    (0.05, "%", "5\u00a0%"),
 ])
 def test_show(value, unit, shown):
     assert P.show(value, unit) == shown
