@@ -219,7 +219,7 @@ def show(value: float, unit_text: str, sig: int | None = None) -> str:
         if x and abs(fmt.round_sig(x, 2) - x) > 0.01 * abs(x):
             sig = 3
     if unit_text == "%":
-        return f"{fmt.num(x, sig)}\u00a0%"
+        return f"{fmt.num(int(round(x))) if abs(x - round(x)) < 1e-9 else fmt.num(x, sig)}\u00a0%"
     if unit_text == "s":
         return fmt.duration(x, sig)
     if unit_text in ("×", "x"):
