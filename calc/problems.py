@@ -228,7 +228,7 @@ def show(value: float, unit_text: str, sig: int | None = None) -> str:
         if float(x).is_integer() and abs(x) < 1e4:          # a count of bytes or FLOPs, exactly: 1,024 B
             return f"{fmt.num(int(x))} {unit_text}"
         return fmt.si(x, unit_text, sig)
-    if float(x).is_integer() and abs(x) < 1e6:
+    if float(x).is_integer() and abs(x) < 1e8:              # a count, exactly: 16,777,216
         return f"{fmt.num(int(x))} {unit_text}".rstrip()
     return f"{fmt.num(x, sig)} {unit_text}".rstrip()
 
