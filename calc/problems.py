@@ -228,6 +228,8 @@ def show(value: float, unit_text: str, sig: int | None = None) -> str:
         if float(x).is_integer() and abs(x) < 1e4:          # a count of bytes or FLOPs, exactly: 1,024 B
             return f"{fmt.num(int(x))} {unit_text}"
         return fmt.si(x, unit_text, sig)
+    if isinstance(value, int) and u.scale == 1.0:            # calc's exact counts print exactly
+        return f"{fmt.num(value)} {unit_text}".rstrip()
     if float(x).is_integer() and abs(x) < 1e8:              # a count, exactly: 16,777,216
         return f"{fmt.num(int(x))} {unit_text}".rstrip()
     return f"{fmt.num(x, sig)} {unit_text}".rstrip()
