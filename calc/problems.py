@@ -62,7 +62,8 @@ for n in ("token", "tok", "GPU", "param", "parameter", "element", "elem", "reque
     _ATOMS[n + "s"] = (1.0, _NONE)
 for n in ("batches", "micro-batch", "micro-batches", "microbatch", "microbatches", "stage", "stages",
           "sample", "samples", "image", "images", "expert", "experts", "iteration", "iterations",
-          "way", "ways", "pass", "passes", "wavefront", "wavefronts", "column", "columns", "replay", "replays"):
+          "way", "ways", "pass", "passes", "wavefront", "wavefronts", "column", "columns", "replay", "replays",
+          "wave", "waves", "grid", "grids", "kernel", "kernels", "launch", "launches", "cell", "cells"):
     _ATOMS[n] = (1.0, _NONE)
 
 _PREFIX_WORDS = {"kilo": 1e3, "mega": 1e6, "giga": 1e9, "tera": 1e12, "peta": 1e15, "exa": 1e18,

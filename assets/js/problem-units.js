@@ -32,7 +32,8 @@ for (const n of ["token", "tok", "GPU", "param", "parameter", "element", "elem",
 }
 for (const n of ["batches", "micro-batch", "micro-batches", "microbatch", "microbatches", "stage", "stages",
   "sample", "samples", "image", "images", "expert", "experts", "iteration", "iterations",
-  "way", "ways", "pass", "passes", "wavefront", "wavefronts", "column", "columns", "replay", "replays"]) ATOMS.set(n, [1, NONE]);
+  "way", "ways", "pass", "passes", "wavefront", "wavefronts", "column", "columns", "replay", "replays",
+  "wave", "waves", "grid", "grids", "kernel", "kernels", "launch", "launches", "cell", "cells"]) ATOMS.set(n, [1, NONE]);
 /** Every unit word this module knows, with its scale and dimension (the test compares it with calc.problems'). */
 export const ATOM_TABLE = Object.fromEntries([...ATOMS].map(([k, [s, dm]]) => [k, [s, dm]]));
 const LOWER = new Map();
