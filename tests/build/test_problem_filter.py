@@ -85,3 +85,56 @@ def test_a_problem_whose_cell_printed_no_answer_stops_the_build(project):
     proc = render(project, "html", chapter(answer=False))
     assert proc.returncode != 0
     assert "problem.lua: chapters/a.qmd:5: problem #prob-ridge has no answer" in proc.stderr, proc.stderr
+
+
+FIXTURE_PROBLEM = '''
+::: {.problem #prob-ridge title="Ridge point"}
+```{python}
+#| output: asis
+from calc import problems
+p = problems.problem()
+r = p.step("Peak / bandwidth = 1000 / 10", 100.0, "FLOP/B")
+p.answer(r, "FLOP/B", right=0.03, close=0.10)
+print(p.markdown())
+```
+
+What is the ridge point?
+:::
+'''
+
+FIXTURE_SOLUTIONS = '''
+```{python}
+#| output: asis
+from calc import problems
+print(problems.solutions_markdown(".", ["chapters/two.qmd"]))
+```
+'''
+
+
+def test_the_fixture_book_builds_a_problem_and_prints_its_worked_answer_in_the_appendix(fixture_book):
+    # the whole path: the cell executed by bookbuild's kernel, its asis output read by the filter
+    # inside the div, the HTML page; the PDF with the statement in the chapter and the working in
+    # the appendix (pdftotext)
+    from bookbuild import build
+    from fixturebook import append
+    book = fixture_book
+    for name in ("problem.lua", "project.lua"):
+        shutil.copy(ROOT / "filters" / name, book / "filters" / name)
+    shutil.copytree(ROOT / "calc", book / "calc", ignore=shutil.ignore_patterns("__pycache__"))
+    cfg = book / "_quarto.yml"
+    cfg.write_text(cfg.read_text().replace("  - filters/shout.lua\n",
+                                           "  - filters/shout.lua\n  - path: filters/problem.lua\n    at: pre-ast\n"))
+    append(book / "chapters/two.qmd", FIXTURE_PROBLEM)
+    append(book / "chapters/appendix.qmd", FIXTURE_SOLUTIONS)
+    build(book, ("html", "pdf"), search=False)
+    html = (book / "_book/chapters/two.html").read_text(encoding="utf-8")
+    assert '<section class="problem" id="prob-ridge"' in html and 'data-value="100.0" data-unit="FLOP/B"' in html
+    assert "Peak / bandwidth = 1000 / 10 = 100 FLOP/B" in html.split('class="problem-worked"')[1]
+    pdf = next((book / "_book").glob("*.pdf"))
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    cut = text.rindex("Extra tables")              # the appendix's heading (the first is the contents')
+    chapter, appendix = text[:cut], text[cut:]
+    assert "Problem 1: Ridge point" in chapter and "Answer in FLOP/B; worked answer: Solutions." in chapter
+    assert "Peak / bandwidth" not in chapter
+    assert "Problem 1: Ridge point" in appendix and "1. Peak / bandwidth = 1000 / 10 = 100 FLOP/B" in appendix
+    assert "Answer: 100 FLOP/B (right within ±3 %, close within ±10 %)." in appendix.replace("\u00a0", " ")
