@@ -1,13 +1,11 @@
 --[[ problem.lua: back-of-envelope problems, checked in the page (issue #43).
 
 Writing a problem (the author's guide). A problem is a fenced div with an id starting `prob-`
-and a title; its statement is ordinary markdown (numbers in it from inline `{python}` code);
-one Python cell inside makes the worked answer with calc.problems and prints it:
+and a title. Its Python cell comes first and makes the worked answer with calc.problems; the
+statement follows, ordinary markdown whose numbers come from inline `{python}` code that may use
+the cell's names (inline code runs in document order, after the cell, as the chapters already rely on):
 
   ::: {.problem #prob-h100-ridge title="The H100's ridge point"}
-  An H100 SXM does `{python} fmt.si(peak, "FLOP/s")` of dense BF16 and reads HBM at
-  `{python} fmt.si(bw, "B/s")`. Above what arithmetic intensity is a BF16 kernel compute-bound?
-
   ```{python}
   #| output: asis
   from calc import problems, specs
@@ -16,10 +14,18 @@ one Python cell inside makes the worked answer with calc.problems and prints it:
   peak = p.step("Dense BF16 peak:", h.peak_flops("bf16"), "FLOP/s")      # a fact: "text:" value
   bw = p.step("HBM bandwidth:", h.mem_bw, "B/s")
   ridge = p.step(f"Ridge point = {peak} / {bw}", peak / bw, "FLOP/B")   # "text = value"
+  p.note("Above it the compute roof holds.")                            # a line without a number
   p.answer(ridge, "FLOP/B", right=0.03, close=0.10)
   print(p.markdown())
   ```
+
+  An H100 SXM does `{python} problems.show(peak, "FLOP/s")` of dense BF16 and reads HBM at
+  `{python} problems.show(bw, "B/s")`. Above what arithmetic intensity is a BF16 kernel compute-bound?
   :::
+
+End a chapter with `## Problems {#sec-<chapter>-problems}` holding 6-10 of them, graded from
+plugging in a figure to choosing a configuration; the introduction's sentence about typing an
+answer goes in `[...]{.content-visible when-format="html:js"}` (see chapters/roofline.qmd).
 
 * Values are in base units as calc returns them (FLOP, B, s, FLOP/s, B/s, J, W; a fraction for
   "%"); the unit string says how a value is shown and what a reader's bare number means. A unit
@@ -30,7 +36,11 @@ one Python cell inside makes the worked answer with calc.problems and prints it:
   figures, three where two would be more than 1 % off. A step that restates a fact the
   statement gives should be guarded with calc.check.check, so a changed datasheet stops the build.
 * `p.answer(value, unit, right=, close=)`: both bands are required fractions (0.03 is ±3 %),
-  0 < right < close < 1; the page shows them.
+  0 < right < close < 1; the page shows them. Usual bands: ±3 %/±10 % for a plug-in, ±5 %/±15 %
+  where rounding a datasheet figure moves the answer, wider where the chapter's rule of thumb
+  should count as right; an exact count (a grid's blocks) gets a band narrower than one unit.
+* Unit words the reader may type are calc.problems' table (`_ATOMS`), which
+  assets/js/problem-units.js repeats (a test compares the two): add a counted word to both.
 * The cell runs twice: in the chapter, and alone in the Solutions appendix
   (calc.problems.solutions_markdown), so it imports everything it uses. `bookbuild check`
   refuses a problem without an id, a title, a cell, an `answer(`, a readable unit or both bands.
