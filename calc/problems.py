@@ -220,7 +220,7 @@ def show(value: float, unit_text: str, sig: int | None = None) -> str:
         if x and abs(fmt.round_sig(x, 2) - x) > 0.01 * abs(x):
             sig = 3
     if unit_text == "%":
-        return f"{fmt.num(int(round(x))) if abs(x - round(x)) < 1e-9 else fmt.num(x, sig)}\u00a0%"
+        return f"{fmt.num(int(round(x))) if abs(x - round(x)) < 1e-9 else fmt.num(x, sig)}%"
     if unit_text == "s":
         return fmt.duration(x, sig)
     if unit_text in ("×", "x"):
@@ -299,7 +299,7 @@ class Problem:
         return Q(value, show(value, unit_text))
 
     def tolerance_text(self) -> str:
-        return f"right within ±{_pct(self.right)}\u00a0%, close within ±{_pct(self.close)}\u00a0%"
+        return f"right within ±{_pct(self.right)}%, close within ±{_pct(self.close)}%"
 
     def worked_markdown(self) -> str:
         """The worked answer as markdown: numbered steps, then the answer and its bands."""

@@ -94,7 +94,7 @@ local function html(div, n, statement, answer)
   if first then out:insert(loader()); first = false end
   local title = div.attributes["title"] or ""
   local unit = a["unit"] or ""
-  local bands = "Right within ±" .. a["right-pct"] .. "\u{a0}%, close within ±" .. a["close-pct"] .. "\u{a0}%."
+  local bands = "Right within ±" .. a["right-pct"] .. "%, close within ±" .. a["close-pct"] .. "%."
   out:insert(raw('<section class="problem" id="' .. esc(id) .. '" data-problem="' .. esc(id)
     .. '" data-value="' .. esc(a["value"]) .. '" data-unit="' .. esc(unit) .. '" data-right="' .. esc(a["right"])
     .. '" data-close="' .. esc(a["close"]) .. '" data-shown="' .. esc(a["shown"] or "") .. '" aria-labelledby="' .. esc(id) .. '-label">'))

@@ -19,7 +19,7 @@ const num = (x) => {
   const s = a >= 1e5 || (a > 0 && a < 1e-3) ? x.toExponential(2) : Number(x.toPrecision(3)).toLocaleString("en-US", { maximumFractionDigits: 6 });
   return s.replace("-", "−");
 };
-const pct = (e) => (e * 100 >= 10 ? Math.round(e * 100) : Number((e * 100).toPrecision(2))) + "\u00a0%";
+const pct = (e) => (e * 100 >= 10 ? Math.round(e * 100) : Number((e * 100).toPrecision(2))) + "%";
 
 function setup(box) {
   const id = box.dataset.problem, value = Number(box.dataset.value), unit = box.dataset.unit;

@@ -55,7 +55,7 @@ def test_wrong_then_worked_then_right(chromium, book, config, built_book):
         box = page.locator(PROB)
         box.scroll_into_view_if_needed()
         worked = page.locator(f"{PROB} .problem-worked")
-        assert box.locator(".problem-bands").inner_text().startswith("Right within ±3\u00a0%, close within ±10\u00a0%.")
+        assert box.locator(".problem-bands").inner_text().startswith("Right within ±3%, close within ±10%.")
 
         result = answer(page, "5 GB", touch)
         assert result.inner_text() == ("Not read: “GB” is a size in bytes, but this answer is an intensity "
@@ -63,7 +63,7 @@ def test_wrong_then_worked_then_right(chromium, book, config, built_book):
         assert page.locator(f"{PROB} .problem-input").get_attribute("aria-invalid") == "true"
 
         result = answer(page, "200", touch)
-        assert result.inner_text().startswith("Not yet: 200 FLOP/B is more than 10\u00a0% below the answer.")
+        assert result.inner_text().startswith("Not yet: 200 FLOP/B is more than 10% below the answer.")
         assert "295" not in result.inner_text() and worked.is_hidden()
         if SHOTS:
             page.screenshot(path=f"{SHOTS}/problem-wrong-{config}.png", clip=_clip(box))
@@ -75,12 +75,12 @@ def test_wrong_then_worked_then_right(chromium, book, config, built_book):
         assert "Answer: 295 FLOP/B" in worked.inner_text()
 
         result = answer(page, "0.3 kFLOP/byte", touch)
-        assert result.inner_text() == "Right: 300 FLOP/B is within 1.6\u00a0% of the answer, 295 FLOP/B."
+        assert result.inner_text() == "Right: 300 FLOP/B is within 1.6% of the answer, 295 FLOP/B."
         assert "solved" in box.get_attribute("class")
         if SHOTS:
             page.screenshot(path=f"{SHOTS}/problem-right-{config}.png", clip=_clip(box))
         result = answer(page, "320 FLOP/B", touch)
-        assert result.inner_text() == "Close: 320 FLOP/B is 8.4\u00a0% above the answer, 295 FLOP/B (right is within ±3\u00a0%)."
+        assert result.inner_text() == "Close: 320 FLOP/B is 8.4% above the answer, 295 FLOP/B (right is within ±3%)."
         assert page.evaluate("document.documentElement.scrollWidth") <= CONFIGS[config]["viewport"]["width"]
 
         stored = json.loads(page.evaluate("localStorage.getItem('book-exercises')"))["prob-roofline-ridge"]
