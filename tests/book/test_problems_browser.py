@@ -2,7 +2,7 @@
 #43): a unit of the wrong kind is refused with what it measures, a wrong answer is told it is
 wrong and the worked answer stays shut, the worked answer opens on request, a right answer
 (another unit of the same kind) is right and a close one close; a reload keeps the answer; the
-index page's progress block counts the problem; axe finds nothing on a checked problem, light
+index page's progress block counts the problem and exports and imports it; axe finds nothing on a checked problem, light
 and dark."""
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def answer(page, text, touch):
 
 
 @pytest.mark.parametrize("config", ["desktop-light", "phone-dark"])
-def test_wrong_then_worked_then_right(chromium, book, config, built_book):
+def test_wrong_then_worked_then_right(chromium, book, config, built_book, tmp_path):
     touch = config.startswith("phone")
     context = chromium.new_context(**CONFIGS[config])
     page = context.new_page()
@@ -94,6 +94,20 @@ def test_wrong_then_worked_then_right(chromium, book, config, built_book):
         line = page.locator(".exercise-progress li", has_text="Arithmetic intensity and the roofline")
         page.wait_for_function("document.querySelector('.problem-progress-count').textContent.includes('right')")
         assert line.inner_text().endswith(f"1 of {n} problems right")
+        if not touch:
+            # the index's Export and Import carry problems too (ids prob-...), as they do exercises
+            with page.expect_download() as dl:
+                page.locator(".exercise-export").click()
+            saved = tmp_path / "progress.json"
+            dl.value.save_as(saved)
+            assert json.loads(saved.read_text())["exercises"]["prob-roofline-ridge"]["solved"] is True
+            page.evaluate("localStorage.clear()")
+            page.reload(wait_until="load")
+            with page.expect_file_chooser() as fc:
+                page.locator(".exercise-import-open").click()
+            fc.value.set_files(str(saved))
+            page.wait_for_function("document.querySelector('.exercise-progress-status').textContent.startsWith('Imported')")
+            assert line.locator(".problem-progress-count").inner_text() == f"1 of {n} problems right"
     finally:
         context.close()
     assert not errors, errors
