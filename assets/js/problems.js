@@ -16,6 +16,7 @@ function put(id, patch) {
 
 const num = (x) => {
   const a = Math.abs(x);
+  if (Number.isInteger(x) && a < 1e15) return x.toLocaleString("en-US").replace("-", "−");   // a count, exactly
   const s = a >= 1e5 || (a > 0 && a < 1e-3) ? x.toExponential(2) : Number(x.toPrecision(3)).toLocaleString("en-US", { maximumFractionDigits: 6 });
   return s.replace("-", "−");
 };
@@ -27,7 +28,7 @@ function setup(box) {
   const form = box.querySelector(".problem-form"), input = box.querySelector(".problem-input");
   const result = box.querySelector(".problem-result"), show = box.querySelector(".problem-show");
   const worked = box.querySelector(".problem-worked");
-  const inUnit = (x) => `${num(x)}${unit ? " " + unit : ""}`;
+  const inUnit = (x) => `${num(x)}${unit === "%" || unit === "×" ? unit : unit ? " " + unit : ""}`;
 
   function open(yes) {
     worked.hidden = !yes;
@@ -42,6 +43,8 @@ function setup(box) {
     const side = g.value > want ? "above" : "below";
     if (g.verdict === "invalid") {
       result.textContent = `Not read: ${g.message}.`;
+    } else if (g.verdict === "right" && g.error === 0) {
+      result.textContent = `Right: ${inUnit(g.value)}, exactly the answer.`;
     } else if (g.verdict === "right") {
       result.textContent = `Right: ${inUnit(g.value)} is within ${pct(g.error)} of the answer, ${shown}.`;
     } else if (g.verdict === "close") {

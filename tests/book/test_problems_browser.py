@@ -114,6 +114,23 @@ def test_wrong_then_worked_then_right(chromium, book, config, built_book, tmp_pa
     assert sent == []                                  # nothing is sent
 
 
+def test_an_exact_count_is_shown_exactly(chromium, book):
+    context = chromium.new_context(**CONFIGS["desktop-light"])
+    page = context.new_page()
+    try:
+        page.goto(book + "chapters/cuda-threads.html", wait_until="load")
+        box = "#prob-cuda-index"
+        page.locator(f"{box} .problem-input").fill("678")
+        page.locator(f"{box} .problem-check").click()
+        assert page.locator(f"{box} .problem-result").inner_text() == (
+            "Close: 678 is 0.15% above the answer, 677 (right is within ±0.05%).")
+        page.locator(f"{box} .problem-input").fill("677")
+        page.locator(f"{box} .problem-check").click()
+        assert page.locator(f"{box} .problem-result").inner_text() == "Right: 677, exactly the answer."
+    finally:
+        context.close()
+
+
 def _clip(box):
     b = box.bounding_box()
     return {"x": b["x"], "y": b["y"], "width": b["width"], "height": b["height"]}
