@@ -271,6 +271,7 @@ class Linter:
         self.check_terms_and_widgets(pages)
         self.check_teaching(cfg, pages)
         self.check_exercises(pages)
+        self.check_problems(pages)
         bib = self.bib_keys(cfg)
         outputs = {ch.output.as_posix(): ch for ch in cfg.chapters}
         ids = {ch.output.as_posix(): _ids(page["ast"]) for ch, page in pages if page}
@@ -351,6 +352,21 @@ class Linter:
         found = []
         for ch, page in pages:
             if page is not None and ".exercise" in page["text"]:
+                found += reader(page["text"], ch.source.as_posix())
+        for path, line, message in validate_book(found):
+            self.add(self.root / path, line, "error", message)
+
+    def check_problems(self, pages: list) -> None:
+        """What filters/problem.lua and the build would stop for, found without running a cell: a
+        problem without an id, a title, a cell, an ``answer(`` call, a unit calc.problems cannot
+        read or a tolerance band, and a duplicate problem id (``calc.problems.validate_book``)."""
+        reader = _project_attr(self.root, "calc.problems", "read_problems")
+        validate_book = _project_attr(self.root, "calc.problems", "validate_book")
+        if reader is None or validate_book is None:
+            return
+        found = []
+        for ch, page in pages:
+            if page is not None and ".problem" in page["text"]:
                 found += reader(page["text"], ch.source.as_posix())
         for path, line, message in validate_book(found):
             self.add(self.root / path, line, "error", message)

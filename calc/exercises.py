@@ -1150,19 +1150,28 @@ def progress_html(root=".") -> str:
     browser storage), and Export, Import and Reset buttons. HTML only; nothing leaves the browser."""
     import html
     import os
+    from .problems import read_problems
     rows = []
     for path in book_chapters(root):
         with open(os.path.join(root, path), encoding="utf-8") as f:
             text = f.read()
         exs = read_exercises(text, path)
-        if not exs:
+        probs = read_problems(text, path)
+        if not exs and not probs:
             continue
         title = next((m.group("t") for ln in text.split("\n") if (m := re.match(r"^#\s+(?P<t>.+?)\s*(\{[^}]*\})?\s*$", ln))), path)
         ids = " ".join(ex.id for ex in exs)
+        pids = " ".join(p.id for p in probs)
         href = os.path.splitext(path)[0] + ".html"
-        rows.append(f'<li data-exercises="{html.escape(ids)}"><a href="{html.escape(href)}">{html.escape(title)}</a>: '
-                    f'<span class="exercise-progress-count">{len(exs)} '
-                    f'{"exercise" if len(exs) == 1 else "exercises"}</span></li>')
+        counts = []
+        if exs:
+            counts.append(f'<span class="exercise-progress-count">{len(exs)} '
+                          f'{"exercise" if len(exs) == 1 else "exercises"}</span>')
+        if probs:
+            counts.append(f'<span class="problem-progress-count">{len(probs)} '
+                          f'{"problem" if len(probs) == 1 else "problems"}</span>')
+        rows.append(f'<li data-exercises="{html.escape(ids)}" data-problems="{html.escape(pids)}">'
+                    f'<a href="{html.escape(href)}">{html.escape(title)}</a>: ' + "; ".join(counts) + '</li>')
     return ('<section class="exercise-progress" aria-labelledby="exercise-progress-title">\n'
             '<link rel="stylesheet" href="assets/css/exercises.css">\n'
             '<p id="exercise-progress-title"><strong>Your exercises</strong> (kept in this browser only)</p>\n'

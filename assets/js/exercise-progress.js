@@ -1,7 +1,8 @@
 // The index page's "Your exercises" block (calc.exercises.progress_html): how many of each
 // chapter's exercises this browser has solved, and the reader's own copy of their progress.
 // The progress is assets/js/exercises.js's localStorage entry "book-exercises" ({exercise id:
-// {code, solved, ...}}). Export writes it to a file, Import merges a file back (an exercise solved
+// {code, solved, ...}}, and assets/js/problems.js's entries for problems: {problem id: {kind: "problem",
+// answer, verdict, solved, tries}}). Export writes it to a file, Import merges a file back (an exercise solved
 // in either stays solved; the newer code wins), Reset forgets every exercise after a confirmation.
 // Nothing is sent anywhere.
 (() => {
@@ -19,8 +20,14 @@
       const ids = li.dataset.exercises.split(/\s+/).filter(Boolean);
       const solved = ids.filter((id) => all[id] && all[id].solved).length;
       const started = ids.filter((id) => all[id] && all[id].code !== undefined).length;
-      li.querySelector(".exercise-progress-count").textContent =
-        `${solved} of ${ids.length} solved` + (started > solved ? `, ${started - solved} started` : "");
+      const count = li.querySelector(".exercise-progress-count");
+      if (count) count.textContent = `${solved} of ${ids.length} solved` + (started > solved ? `, ${started - solved} started` : "");
+      // problems (assets/js/problems.js): right once, or tried
+      const pids = (li.dataset.problems || "").split(/\s+/).filter(Boolean);
+      const right = pids.filter((id) => all[id] && all[id].solved).length;
+      const tried = pids.filter((id) => all[id] && all[id].tries).length;
+      const pcount = li.querySelector(".problem-progress-count");
+      if (pcount) pcount.textContent = `${right} of ${pids.length} problems right` + (tried > right ? `, ${tried - right} tried` : "");
     }
   }
 
@@ -44,7 +51,7 @@
       const all = read();
       let n = 0;
       for (const [id, v] of Object.entries(incoming)) {
-        if (!/^ex-[\w-]+$/.test(id) || !v || typeof v !== "object") continue;
+        if (!/^(ex|prob)-[\w-]+$/.test(id) || !v || typeof v !== "object") continue;
         const mine = all[id] || {};
         const newer = !mine.updated || (v.updated && v.updated > mine.updated);
         all[id] = { ...(newer ? { ...mine, ...v } : { ...v, ...mine }), solved: Boolean(mine.solved || v.solved) };
@@ -59,7 +66,7 @@
   });
 
   box.querySelector(".exercise-reset-all").addEventListener("click", () => {
-    if (!window.confirm("Forget your code and solved exercises in this browser, for the whole book?")) return;
+    if (!window.confirm("Forget your code, solved exercises and answered problems in this browser, for the whole book?")) return;
     try { localStorage.removeItem(STORE); } catch { /* nothing stored */ }
     status.textContent = "Every exercise is back to its starting code.";
     show();

@@ -234,6 +234,61 @@ def test_exercise_problems_are_errors_at_their_line(fixture_book, edit, needle, 
     assert f.line == start + next(k for k, ln in enumerate(text.split("\n")) if needle in ln)
 
 
+PROBLEM = '''
+::: {.problem #prob-ridge title="Ridge point"}
+```{python}
+#| output: asis
+from calc import problems
+p = problems.problem()
+r = p.step("Peak / bandwidth = 1000 / 10", 100.0, "FLOP/B")
+p.answer(r, "FLOP/B", right=0.03, close=0.10)
+print(p.markdown())
+```
+
+What is the ridge point?
+:::
+'''
+
+
+def with_problems(book: Path) -> Path:
+    """The fixture book with the project's problem filter and calc.problems."""
+    import shutil
+    repo = Path(__file__).resolve().parents[2]
+    for name in ("problem.lua", "project.lua"):
+        shutil.copy(repo / "filters" / name, book / "filters" / name)
+    shutil.copytree(repo / "calc", book / "calc", ignore=shutil.ignore_patterns("__pycache__"))
+    cfg = book / "_quarto.yml"
+    cfg.write_text(cfg.read_text().replace("  - filters/shout.lua\n",
+                                           "  - filters/shout.lua\n  - path: filters/problem.lua\n    at: pre-ast\n"))
+    return book
+
+
+def test_a_valid_problem_is_clean(fixture_book):
+    book = with_problems(fixture_book)
+    append(book / "chapters/two.qmd", PROBLEM)
+    assert check(book) == []
+
+
+@pytest.mark.parametrize("edit, needle, message", [
+    (('p.answer(r, "FLOP/B", right=0.03, close=0.10)\n', ""), "```{python}", "has no p.answer"),
+    (('"FLOP/B", right', '"FLOP/furlong", right'), "p.answer", "unknown unit “furlong”"),
+    ((", close=0.10)", ")"), "p.answer", "needs its tolerance close="),
+    ((' title="Ridge point"', ""), "{.problem", 'needs a title="..."'),
+    (("#prob-ridge", "#ridge"), "{.problem", "needs an id starting with prob-"),
+])
+def test_problem_mistakes_are_errors_at_their_line(fixture_book, edit, needle, message):
+    book = with_problems(fixture_book)
+    text = PROBLEM.replace(*edit)
+    assert text != PROBLEM
+    start = append(book / "chapters/two.qmd", text)
+    found = [f for f in check(book) if message in f.message]
+    assert found, [str(f) for f in check(book)]
+    f = found[0]
+    assert f.kind == "error" and f.file == "chapters/two.qmd"
+    want = start + next(k for k, ln in enumerate(text.split("\n")) if needle in ln)
+    assert f.line == (want + 1 if needle == "```{python}" else want)
+
+
 def test_an_exercise_id_used_twice(fixture_book):
     book = with_exercises(fixture_book)
     append(book / "chapters/one.qmd", EXERCISE)
