@@ -560,6 +560,9 @@ def _kernel_error(e: warpsim.KernelError, n=None) -> dict:
     line = e.line
     found = _reader_line(e)
     text = str(e)
+    if isinstance(e, warpsim.Race) and "race" not in e.message.lower():
+        # the page shows the message alone: say what it is before which threads and lines
+        text = text.replace(e.message, "a data race: " + e.message, 1)
     if found is not None and found != line:
         text = (re.sub(r"^line \d+", f"line {found}", text) if line is not None
                 else f"line {found}, {text}" if e.thread is not None else f"line {found}: {text}")
