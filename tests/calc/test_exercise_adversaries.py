@@ -2010,3 +2010,319 @@ def test_every_exercise_has_seven_wrong_kernels(book):
     counts = {i: sum(k.ex == i for k in WRONG) for i in ids}
     assert not {i: c for i, c in counts.items() if c < 7}, counts
     assert {k.ex for k in WRONG} <= ids
+
+
+# ================================================================== correct alternatives: each must pass
+
+ALTERNATIVES = [
+    OK("ex-roofline-fuse", "a device function defined first", """
+        @cuda.jit(device=True)
+        def add_mul(a, b, c):
+            return (a + b) * c
+
+        @cuda.jit
+        def fused(A, B, C, D, T, n):
+            i = cuda.grid(1)
+            if i < n:
+                D[i] = add_mul(A[i], B[i], C[i])
+        """),
+    OK("ex-roofline-fuse", "a grid-stride while loop", """
+        @cuda.jit
+        def fused(A, B, C, D, T, n):
+            i = cuda.grid(1)
+            while i < n:
+                D[i] = (A[i] + B[i]) * C[i]
+                i += cuda.gridsize(1)
+        """),
+    OK("ex-roofline-horner", "a while loop", """
+        @cuda.jit
+        def horner(X, Y, c, n):
+            i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+            if i < n:
+                x = X[i]
+                y = c[7]
+                k = 6
+                while k >= 0:
+                    y = y * x + c[k]
+                    k -= 1
+                Y[i] = y
+        """),
+    OK("ex-roofline-horner", "a step function defined first", """
+        @cuda.jit(device=True)
+        def step(y, x, ck):
+            return c_plus(y * x, ck)
+
+        @cuda.jit(device=True)
+        def c_plus(a, b):
+            return a + b
+
+        @cuda.jit
+        def horner(X, Y, c, n):
+            i = cuda.grid(1)
+            if i < n:
+                x = X[i]
+                y = c[7]
+                for k in range(6, -1, -1):
+                    y = step(y, x, c[k])
+                Y[i] = y
+        """),
+    OK("ex-gpu-divergence", "the element from the warp's number", """
+        @cuda.jit
+        def two_jobs(A, P, Q, n):
+            t = cuda.threadIdx.x
+            w, lane = t // 32, t % 32
+            half = cuda.blockDim.x // 2
+            if w < 4:
+                e = cuda.blockIdx.x * half + w * 32 + lane
+                if e < n:
+                    P[e] = A[e] * A[e]
+            else:
+                e = cuda.blockIdx.x * half + (w - 4) * 32 + lane
+                if e < n:
+                    Q[e] = math.exp(A[e])
+        """),
+    OK("ex-coalesced-copy", "cuda.grid(1)", """
+        @cuda.jit
+        def copy(A, B, n):
+            i = cuda.grid(1)
+            if i < n:
+                B[i] = A[i]
+        """),
+    OK("ex-coalesced-copy", "a grid-stride for loop", """
+        @cuda.jit
+        def copy(A, B, n):
+            for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+                B[i] = A[i]
+        """),
+    OK("ex-gpu-float4", "the tail in a while loop, a helper first", """
+        @cuda.jit(device=True)
+        def tail(A, B, j, n):
+            while j < n:
+                B[j] = A[j]
+                j += 1
+
+        @cuda.jit
+        def copy4(A, B, n):
+            i = cuda.grid(1)
+            if 4 * i + 3 < n:
+                B.vec(4)[i] = A.vec(4)[i]
+            else:
+                tail(A, B, 4 * i, n)
+        """),
+    OK("ex-gpu-transpose", "module constants for the tile", """
+        TILE = 32
+        PADDED = 33                          # TILE + 1 (a shape is a literal or a constant's name)
+        ROWS = 8
+
+        @cuda.jit
+        def transpose(A, B, rows, cols):
+            tile = cuda.shared.array((TILE, PADDED), numba.float32)
+            tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+            x = cuda.blockIdx.x * TILE + tx
+            k = 0
+            while k < TILE:
+                y = cuda.blockIdx.y * TILE + ty + k
+                if x < cols and y < rows:
+                    tile[ty + k, tx] = A[y * cols + x]
+                k += ROWS
+            cuda.syncthreads()
+            x = cuda.blockIdx.y * TILE + tx
+            for k in range(0, TILE, ROWS):
+                y = cuda.blockIdx.x * TILE + ty + k
+                if x < rows and y < cols:
+                    B[y * rows + x] = tile[tx, ty + k]
+        """),
+    OK("ex-gpu-reduction", "the tree in a device function", """
+        TPB = 256
+
+        @cuda.jit(device=True)
+        def tree(sdata, tid):
+            s = TPB // 2
+            while s > 0:
+                if tid < s:
+                    sdata[tid] = sdata[tid] + sdata[tid + s]
+                cuda.syncthreads()
+                s >>= 1
+
+        @cuda.jit
+        def reduce(g_in, g_out, n):
+            sdata = cuda.shared.array(TPB, numba.float32)
+            tid = cuda.threadIdx.x
+            i = cuda.grid(1)
+            sdata[tid] = g_in[i] if i < n else 0.0
+            cuda.syncthreads()
+            tree(sdata, tid)
+            if tid == 0:
+                g_out[cuda.blockIdx.x] = sdata[0]
+        """),
+    OK("ex-gpu-complex", "the vector read through a helper", """
+        TPB = 64
+
+        @cuda.jit(device=True)
+        def norm2(re, im):
+            return re * re + im * im
+
+        @cuda.jit
+        def power(X, P, n):
+            s = cuda.shared.array(128, numba.float32)
+            t = cuda.threadIdx.x
+            base = 2 * cuda.blockIdx.x * cuda.blockDim.x
+            for k in range(t, 2 * cuda.blockDim.x, cuda.blockDim.x):
+                if base + k < 2 * n:
+                    s[k] = X[base + k]
+            cuda.syncthreads()
+            i = cuda.grid(1)
+            if i < n:
+                v = s.vec(2)[t]
+                P[i] = norm2(v[0], v[1])
+        """),
+    OK("ex-cuda-scores", "cuda.grid(2), acc = acc + q * k, keys in reverse", """
+        @cuda.jit
+        def scores(Q, K, S, N, d):
+            j, i = cuda.grid(2)
+            if i < N and j < N:
+                acc = 0.0
+                for k in range(d - 1, -1, -1):
+                    acc = acc + Q[i * d + k] * K[j * d + k]
+                S[i * N + j] = acc
+        """),
+    OK("ex-cuda-heads", "cuda.grid(3) and a dot-product helper", """
+        @cuda.jit(device=True)
+        def dot(Q, K, qa, ka, d):
+            acc = 0.0
+            for k in range(d):
+                acc += Q[qa + k] * K[ka + k]
+            return acc
+
+        @cuda.jit
+        def scores(Q, K, S, N, d):
+            j, i, h = cuda.grid(3)
+            if i < N and j < N:
+                S[(h * N + i) * N + j] = dot(Q, K, (h * N + i) * d, (h * N + j) * d, d)
+        """),
+    OK("ex-cuda-grid-stride", "a for loop over range(start, n, T)", """
+        @cuda.jit
+        def saxpy(a, X, Y, n):
+            for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+                Y[i] = Y[i] + a * X[i]
+        """),
+    OK("ex-attn-softmax", "the helpers defined before the kernel", """
+        TPB = 32
+
+        @cuda.jit(device=True)
+        def block_max(red, x):
+            t = cuda.threadIdx.x
+            red[t] = x
+            cuda.syncthreads()
+            s = TPB // 2
+            while s > 0:
+                if t < s:
+                    red[t] = max(red[t], red[t + s])
+                cuda.syncthreads()
+                s //= 2
+            total = red[0]
+            cuda.syncthreads()
+            return total
+
+        @cuda.jit(device=True)
+        def block_sum(red, x):
+            t = cuda.threadIdx.x
+            red[t] = x
+            cuda.syncthreads()
+            s = TPB // 2
+            while s > 0:
+                if t < s:
+                    red[t] += red[t + s]
+                cuda.syncthreads()
+                s //= 2
+            total = red[0]
+            cuda.syncthreads()
+            return total
+
+        @cuda.jit
+        def softmax(X, Y, rows, cols):
+            red = cuda.shared.array(TPB, numba.float32)
+            t, r = cuda.threadIdx.x, cuda.blockIdx.x
+            v = cuda.local.array(8, numba.float32)
+            n = 0
+            m = -math.inf
+            for j in range(t, cols, TPB):
+                v[n] = X[r * cols + j]
+                m = max(m, v[n])
+                n += 1
+            m = block_max(red, m)
+            l = 0.0
+            for c in range(n):
+                v[c] = math.exp(v[c] - m)
+                l += v[c]
+            l = block_sum(red, l)
+            for c in range(n):
+                Y[r * cols + t + c * TPB] = v[c] / l
+        """),
+    OK("ex-attn-flash", "a dot-product helper first, fma spelled out", flash(
+        head="""
+@cuda.jit(device=True)
+def dot(q, Ks, c, d):
+    acc = 0.0
+    for k in range(d):
+        acc = q[k] * Ks[c * d + k] + acc
+    return acc
+
+""" + FLASH_HEAD,
+        scores=_sub(FLASH_SCORES, """                acc = 0.0
+                for k in range(d):
+                    acc += q[k] * Ks[c * d + k]
+                s.append(acc)""", "                s.append(dot(q, Ks, c, d))"))),
+    OK("ex-tiling-matmul", "module constants, k in reverse", edit(MATMUL,
+        ("@cuda.jit\ndef matmul", "T = 8\n\n@cuda.jit\ndef matmul"),
+        ("cuda.shared.array((8, 8), numba.float32)", "cuda.shared.array((T, T), numba.float32)"),
+        ("cuda.shared.array((8, 8), numba.float32)", "cuda.shared.array((T, T), numba.float32)"),
+        ("for k in range(8):", "for k in range(T - 1, -1, -1):"))),
+    OK("ex-tiling-registers", "four scalar accumulators", edit(REGISTERS,
+        ("    acc = [[0.0, 0.0], [0.0, 0.0]]\n", "    c00 = c01 = c10 = c11 = 0.0\n"),
+        ("""            for i in range(2):
+                for j in range(2):
+                    acc[i][j] += a[i] * b[j]""", """            c00 += a[0] * b[0]
+            c01 += a[0] * b[1]
+            c10 += a[1] * b[0]
+            c11 += a[1] * b[1]"""),
+        ("C[r * n + c] = acc[i][j]", "C[r * n + c] = (c00 if j == 0 else c01) if i == 0 else (c10 if j == 0 else c11)"))),
+    OK("ex-serving-gemv", "the tree over a tuple of strides", edit(GEMV,
+        ("""    s = 16
+    while s > 0:
+        if lane < s:
+            red[lane] += red[lane + s]
+        cuda.syncthreads()
+        s //= 2""", """    for s in (16, 8, 4, 2, 1):
+        if lane < s:
+            red[lane] = red[lane] + red[lane + s]
+        cuda.syncthreads()"""))),
+    OK("ex-serving-gqa", "the score in a helper defined first", edit(GQA,
+        ("@cuda.jit\ndef gqa", "@cuda.jit(device=True)\ndef score(q, Ks, c, d):\n    s = 0.0\n    for k in range(d):\n"
+                              "        s += q[k] * Ks[c * d + k]\n    return s\n\n@cuda.jit\ndef gqa"),
+        ("""                s = 0.0
+                for k in range(d):
+                    s += q[k] * Ks[c * d + k]
+""", "                s = score(q, Ks, c, d)\n"))),
+    OK("ex-serving-paged", "divmod, and eight scalar loads a key", edit(PAGED,
+        ("        row = table[t // 16] * 16 + t % 16\n        key = K.vec(8)[row]\n",
+         "        blk, r = divmod(t, 16)\n        row = table[blk] * 16 + r\n"),
+        ("s += q[k] * key[k]", "s += q[k] * K[row * d + k]"))),
+    OK("ex-comm-reduce-step", "cuda.grid(1), the add spelled out", """
+        @cuda.jit
+        def reduce_step(B, R, off, n):
+            i = cuda.grid(1)
+            if i < n:
+                B[off + i] = B[off + i] + R[i]
+        """),
+]
+
+
+@pytest.mark.parametrize("k", [_param(k, "ok") for k in ALTERNATIVES])
+def test_a_correct_alternative_passes(book, k):
+    r = check(book, k.ex, k.text)
+    assert r["passed"], f"{k.ex} / {k.name}: a correct kernel is rejected: {shown(r)}"
+
+
+def test_every_exercise_has_a_correct_alternative(book):
+    assert set(book) == {k.ex for k in ALTERNATIVES}
