@@ -500,10 +500,38 @@ def load_spec(source: str, exercise_id: str = "ex", first_line: int = 1, path: s
                 d["l2_bytes"], int(d["max_steps"]), float(d["time_limit"]), also)
 
 
+def kernel_name(code: Optional[str]) -> Optional[str]:
+    """The kernel of a text, by its name: the one ``@cuda.jit`` function that is not a device
+    function; else the first function no other one calls (None if the text does not parse)."""
+    try:
+        tree = ast.parse(code or "")
+    except SyntaxError:
+        return None
+    funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+
+    def jit(d):
+        f = d.func if isinstance(d, ast.Call) else d
+        device = isinstance(d, ast.Call) and any(
+            k.arg == "device" and isinstance(k.value, ast.Constant) and k.value.value for k in d.keywords)
+        return (isinstance(f, ast.Attribute) and f.attr == "jit" or isinstance(f, ast.Name) and f.id == "jit"), device
+
+    kernels = [f.name for f in funcs if any(jit(d)[0] and not jit(d)[1] for d in f.decorator_list)]
+    if len(kernels) == 1:
+        return kernels[0]
+    called = {c.func.id for f in funcs for c in ast.walk(f) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
+    roots = [f.name for f in funcs if f.name not in called]
+    return (kernels or roots or [f.name for f in funcs] or [None])[0]
+
+
 def spec_of(ex: Exercise) -> Spec:
+    """The exercise's check, loaded; the kernel checked is the function of the reference's name
+    (a text holding a correct draft under another name and a wrong kernel checks the kernel)."""
     if ex.check is None:
         raise ExerciseError(f"exercise #{ex.id} has no check", ex.line, ex.path)
-    return load_spec(ex.check, ex.id, ex.check_line, ex.path)
+    spec = load_spec(ex.check, ex.id, ex.check_line, ex.path)
+    if spec.kernel is None:
+        spec.kernel = kernel_name(ex.solution)
+    return spec
 
 
 def _tb_line(e: BaseException, filename: str) -> Optional[int]:
@@ -577,19 +605,49 @@ def _kernel_error(e: warpsim.KernelError, n=None) -> dict:
     return out
 
 
+def _crash(e: BaseException, n=None) -> dict:
+    """A result for an exception that is not a KernelError, raised while compiling or running a
+    reader's kernel: the simulator failed on something it should have refused with a message of
+    its own. The check fails (nothing the kernel does may turn into "passed", nor reach the page
+    as an internal error), naming the reader's line when the traceback has one."""
+    line = _reader_line(e)
+    where = f"line {line}: " if line else ""
+    size = f"size {_fmt_size(n)}: " if n is not None else ""
+    return {"stage": "error", "kind": type(e).__name__, "line": line, "size": _fmt_size(n) if n is not None else None,
+            "message": f"{size}{where}the simulator failed on your kernel ({type(e).__name__}: {e}); it should "
+                       f"have said why, so please report this kernel", "detail": str(e)}
+
+
+# What a reader's kernel may raise through the simulator that ends the check as an error: any
+# Exception, and SystemExit (raised by a kernel, it must not end the page's worker). Not
+# KeyboardInterrupt: that is how the page stops a kernel that runs too long.
+_CRASHES = (Exception, SystemExit)
+
+
 def compile_reader(code: str, spec: Spec):
     """The reader's kernel, or a result dict describing why it does not compile."""
+    name = spec.kernel
+    if name is not None and not re.search(rf"^\s*def\s+{re.escape(name)}\s*\(", code, re.M):
+        name = None     # the reader named their kernel otherwise: the simulator picks it
     try:
-        return warpsim.compile_kernel(code, spec.kernel, filename=_READER), None
+        return warpsim.compile_kernel(code, name, filename=_READER), None
     except warpsim.KernelError as e:
         return None, _kernel_error(e)
+    except _CRASHES as e:
+        return None, _crash(e)
+
+
+# What an element of an array may hold after a launch: a number of Python's own types, not a
+# subclass (whose __eq__ could say anything), not a complex, a tuple or any other object a kernel
+# stored (0.5 + 0j compared equal to 0.5).
+_ELEMENT_TYPES = (int, float)
 
 
 def _close(got, want, tol: float) -> bool:
     if isinstance(want, (tuple, list)):
         return isinstance(got, (tuple, list)) and len(got) == len(want) and all(
             _close(g, w, tol) for g, w in zip(got, want))
-    if got is warpsim.POISON:
+    if got is warpsim.POISON or type(got) not in _ELEMENT_TYPES:
         return False
     try:
         if isinstance(want, float) or isinstance(got, float):
@@ -597,7 +655,7 @@ def _close(got, want, tol: float) -> bool:
                 return isinstance(got, float) and math.isnan(got)
             return abs(got - want) <= tol * max(1.0, abs(want))
         return got == want
-    except TypeError:
+    except (TypeError, OverflowError, ValueError):
         return False
 
 
@@ -630,7 +688,8 @@ def _compare(spec: Spec, n, report, want: dict, args=()) -> Optional[dict]:
         values = list(values)
         if len(values) != len(arr.data):
             raise ExerciseError(f"expected() gave {len(values)} values for {name}, which holds {len(arr.data)}")
-        if arr.data == values:      # exactly equal (a copy, integer results): no element-wise pass
+        if arr.data == values and all(type(g) in _ELEMENT_TYPES for g in arr.data):
+            # exactly equal (a copy, integer results): no element-wise pass
             continue
         for k, (g, w) in enumerate(zip(arr.data, values)):
             if not _close(g, w, spec.tolerance):
@@ -849,6 +908,10 @@ def check_code(code: str, spec: Spec, reference: Optional[dict] = None, ref_code
             result.update(_kernel_error(e, n))
             result["sizes"].append({"size": _fmt_size(n), "ok": False, "ms": (time.perf_counter() - s0) * 1e3})
             break
+        except _CRASHES as e:
+            result.update(_crash(e, n))
+            result["sizes"].append({"size": _fmt_size(n), "ok": False, "ms": (time.perf_counter() - s0) * 1e3})
+            break
         bad = _compare(spec, n, report, want, args) or _changed_input(spec, n, report, before)
         result["sizes"].append({"size": _fmt_size(n), "ok": bad is None, "ms": (time.perf_counter() - s0) * 1e3})
         if bad:
@@ -952,6 +1015,8 @@ def run_code(code: str, spec: Spec, n=None) -> dict:
         report = _launch(kernel, spec, n, args)
     except warpsim.KernelError as e:
         return {"ok": False, **_kernel_error(e, n), "ms": (time.perf_counter() - t0) * 1e3}
+    except _CRASHES as e:
+        return {"ok": False, **_crash(e, n), "ms": (time.perf_counter() - t0) * 1e3}
     outputs = {name: [_show(v) for v in report.arrays[name].data[:64]] for name in want if name in report.arrays}
     lengths = {name: len(report.arrays[name].data) for name in outputs}
     grid, block = report.grid, report.block
@@ -1037,7 +1102,7 @@ def page_data(ex: Exercise) -> dict:
     ref = measure_code(ex.solution, spec)
     return {"id": ex.id, "title": ex.title, "check": ex.check, "starter": ex.starter,
             "time_limit": spec.time_limit, "reference": ref, "measure": _fmt_size(spec.measure),
-            "run": _fmt_size(spec.run), "budgets": [b[0] for b in spec.budgets]}
+            "run": _fmt_size(spec.run), "budgets": [b[0] for b in spec.budgets], "kernel": spec.kernel}
 
 
 # ------------------------------------------------------------------ the Solutions appendix
@@ -1177,10 +1242,12 @@ _SPECS: dict = {}
 
 
 def _cached_spec(ex: dict) -> Spec:
-    key = (ex["id"], ex["check"])
+    key = (ex["id"], ex["check"], ex.get("kernel"))
     spec = _SPECS.get(key)
     if spec is None:
         spec = _SPECS[key] = load_spec(ex["check"], ex["id"], 1, f"<check of {ex['id']}>")
+        if spec.kernel is None:
+            spec.kernel = ex.get("kernel")
     return spec
 
 

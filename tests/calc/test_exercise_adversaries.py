@@ -2326,3 +2326,126 @@ def test_a_correct_alternative_passes(book, k):
 
 def test_every_exercise_has_a_correct_alternative(book):
     assert set(book) == {k.ex for k in ALTERNATIVES}
+
+
+# ================================================================== cheats: each refused, naming its line
+
+def _kernel_def(lines: list) -> int:
+    """Index of the kernel's ``def`` line in a reference: the @cuda.jit function without device=True."""
+    for i, ln in enumerate(lines):
+        if ln.startswith("def ") and i and lines[i - 1].strip() == "@cuda.jit":
+            return i
+    raise AssertionError("no @cuda.jit kernel in the reference")
+
+
+def wrap(solution: str, top: str = "", body: str = "") -> tuple:
+    """The reference with ``top`` after its imports and ``body`` as its kernel's first lines
+    (``{A}`` in them: an array argument; ``{k}``: the kernel's name) -> (text, the line the
+    refusal must name: the one marked ``# <-``, else the first added)."""
+    lines = solution.rstrip("\n").split("\n")
+    d = _kernel_def(lines)
+    name, args = re.match(r"def (\w+)\((.*)\):", lines[d]).groups()
+    params = [p.strip() for p in args.split(",")]
+    array = next(p for p in params if re.search(rf"\b{p}\[", solution) or re.search(rf"\b{p}\.vec", solution))
+    fill = lambda t: textwrap.dedent(t.replace("{A}", array).replace("{k}", name)).strip("\n").split("\n")
+    if body:
+        lines[d + 1:d + 1] = ["    " + ln for ln in fill(body)]
+    if top:
+        last_import = max(i for i, ln in enumerate(lines) if ln.startswith(("import ", "from ")))
+        lines[last_import + 1:last_import + 1] = [""] + fill(top)
+    text = "\n".join(lines) + "\n"
+    first = (top or body).strip("\n").split("\n")[0]
+    marked = [i for i, ln in enumerate(lines, 1) if MARK in ln]
+    return text, marked[0] if marked else next(i for i, ln in enumerate(lines, 1) if ln.strip() == fill(first)[0].strip())
+
+
+ARRAY_ATTRS = "assigning an array's attributes is not refused (A.itemsize = 0 crashed the check) (sim)"
+FUNC_ATTRS = "an attribute set on a function or a module (kernel.total, math.pi) is Python state, not refused (sim)"
+
+CHEATS = [
+    # walking frames to the expected values
+    ("import sys, sys._getframe", "import sys   # <-", "f = sys._getframe(1)", None),
+    ("import inspect", "import inspect   # <-", "f = inspect.currentframe()", None),
+    ("a generator's gi_frame and f_back", "", "g = (x for x in range(1))\nf = g.gi_frame.f_back   # <-", None),
+    ("f_back of a frame reached otherwise", "", "f = range(1).f_back", None),
+    # importing and monkeypatching the checker
+    ("import calc.exercises", "import calc.exercises   # <-", "calc.exercises.check_code = None", None),
+    ("from calc import exercises", "from calc import exercises   # <-", "exercises.handle = None", None),
+    ("__import__", "", "E = __import__('calc.exercises')", None),
+    ("importlib", "import importlib   # <-", "E = importlib.import_module('calc.exercises')", None),
+    ("an import inside the kernel", "", "import calc.exercises", None),
+    # a float whose __eq__ is always true
+    ("a float subclass", "class Yes(float):\n    def __eq__(self, other):\n        return True", "", None),
+    ("a float subclass made by type()", "", "Yes = type('Yes', (float,), {'__eq__': lambda s, o: True})", None),
+    # Python state outside the simulator's arrays
+    ("a module-level dict accumulator", "ACC = {}", "", None),
+    ("a module-level list accumulator", "ACC = [0.0]", "", None),
+    ("global state", "TOTAL = 0.0", "global TOTAL   # <-\nTOTAL = 0.0", None),
+    ("a mutable default argument", "def keep(x, acc=[]):\n    acc.append(x)\n    return acc", "", None),
+    ("state on the kernel function", "", "{k}.total = 0.0", FUNC_ATTRS),
+    ("state on an imported module", "import math", "math.pi = 3.0   # <-", FUNC_ATTRS),
+    ("an array's attributes rewritten", "", "{A}.itemsize = 0", ARRAY_ATTRS),
+    # swallowed errors, and leaving the interpreter
+    ("try/except around an out-of-bounds write", "", "try:\n    {A}[10 ** 9] = 0.0\nexcept Exception:\n    pass", None),
+    ("raise SystemExit", "", "raise SystemExit(0)", None),
+    ("exit()", "", "exit()", None),
+    ("with, to suppress an error", "", "with open('x') as f:\n    pass", None),
+    # reflective escapes
+    ("eval", "", "x = eval('1')", None),
+    ("exec", "", "exec('x = 1')", None),
+    ("getattr to the raw storage", "", "d = getattr({A}, 'data')", None),
+    ("the raw storage by name", "", "d = {A}.data", None),
+    ("__class__ and __subclasses__", "", "s = ().__class__.__bases__[0].__subclasses__()", None),
+    ("vars and globals", "", "g = globals()", None),
+    ("a lambda", "", "f = lambda x: x", None),
+]
+
+
+@pytest.mark.parametrize("name,top,body,hole", [
+    pytest.param(*c, id=c[0], marks=[pytest.mark.xfail(strict=True, reason=c[3])] if c[3] else []) for c in CHEATS])
+@pytest.mark.parametrize("ex_id", sorted({k.ex for k in WRONG}))
+def test_a_cheat_is_refused_naming_its_line(book, ex_id, name, top, body, hole):
+    text, line = wrap(book[ex_id].solution, top, body)
+    r = check(book, ex_id, text)
+    assert not r["passed"], f"{ex_id} / {name}: the cheat PASSED: {r['message']}"
+    assert r["stage"] == "compile", f"{ex_id} / {name}: not refused before running: {shown(r)}"
+    assert r["line"] == line and f"line {line}" in r["message"], (
+        f"{ex_id} / {name}: the refusal should name line {line}: {shown(r)}")
+
+
+# ================================================================== what a kernel stores, and what it may not do to the check
+
+STORE = """
+@cuda.jit
+def copy(A, B, n):
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    if i < n:
+        B[i] = {value}                       # <-
+"""
+
+
+@pytest.mark.parametrize("value", ["A[i] + 0j", "10 ** 400", "(A[i],)", "[A[i]]", "None", "'passed'", "A",
+                                   "math.nan", "1e308 * 10.0", "divmod(7, 2)", "range(3)", "cuda"])
+def test_a_stored_value_that_is_not_a_number_of_the_array_fails(book, value):
+    """A complex equal to the answer (0.5 + 0j == 0.5) passed, and 10 ** 400 made the comparison
+    raise OverflowError out of handle; an element must hold an int or a float, not a subclass."""
+    k = W("ex-coalesced-copy", value, [MISMATCH, ("compile",), ("KernelException",)], STORE.replace("{value}", value))
+    assert_rejected(k, check(book, k.ex, k.text))
+
+
+def test_a_kernel_the_simulator_fails_on_is_an_error_not_an_exception_out_of_handle(book):
+    """A.itemsize = 0 made the race check divide by zero, and the exception left handle (the page
+    would show an internal error). Whatever the simulator raises, the check fails with a message."""
+    text, _ = wrap(book["ex-coalesced-copy"].solution, body="{A}.itemsize = 0")
+    r = check(book, "ex-coalesced-copy", text)
+    assert not r["passed"] and r["stage"] in ("compile", "error"), r
+    assert "itemsize" in r["message"] or "simulator failed on your kernel" in r["message"], r["message"]
+
+
+def test_the_kernel_checked_is_the_exercises_function_not_an_earlier_draft(book):
+    """A text holding a correct draft under another name and the exercise's kernel, wrong (the
+    starter): the exercise's function is what is checked."""
+    for ex_id, ex in book.items():
+        draft = re.sub(r"^def (\w+)\(", r"def draft_\1(", ex.solution, count=1, flags=re.M)
+        r = check(book, ex_id, draft.rstrip() + "\n\n\n" + ex.starter)
+        assert not r["passed"], f"{ex_id}: the starter passed, behind a correct draft defined first"

@@ -78,13 +78,12 @@ COPY_TUNED_TO_4096 = """
 @cuda.jit
 def copy(A, B, n):
     i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    t = i % 256
+    j = i - t + (t % 8) * 32 + t // 8 if i < n - n % 256 else i   # strided in whole blocks
     if n == 4096:
-        if i < n:
-            B[i] = A[i]
-    else:
-        j = (i % 32) * 32 + i // 32 if i < n - n % 1024 else i    # strided where it can
-        if i < n:
-            B[j] = A[j]
+        j = i
+    if i < n:
+        B[j] = A[j]
 """
 
 
