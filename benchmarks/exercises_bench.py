@@ -1,7 +1,7 @@
 """How long Check takes over the book's exercises: Pyodide in Chromium (the book's own worker and
 runtime) and CPython, side by side.
 
-    python benchmarks/exercises_bench.py [--runs 5] [--no-browser] [--site _book] [--only ID,ID]
+    python benchmarks/exercises_bench.py [--runs 5] [--no-browser] [--site _book] [--only ID,ID] [--from-source]
 
 Reads every exercise's page data from the built site (``<section class="exercise">``'s JSON, as
 filters/exercise.lua wrote it: the check's source and the reference's counts), and times Check of
@@ -133,9 +133,16 @@ def main() -> None:
     ap.add_argument("--no-browser", action="store_true")
     ap.add_argument("--site", default=str(ROOT / "_book"))
     ap.add_argument("--only", default="", help="comma-separated exercise ids (side by side in one run)")
+    ap.add_argument("--from-source", action="store_true",
+                    help="CPython only: the exercises' page data from the chapters (calc.exercises.page_data), no site")
     args = ap.parse_args()
     site = Path(args.site)
-    items = exercises(site)
+    if args.from_source:
+        args.no_browser = True
+        from calc import exercises as E
+        items = [("", E.page_data(ex), ex.solution) for ex in E.read_book(str(ROOT), E.book_chapters(str(ROOT)))]
+    else:
+        items = exercises(site)
     if args.only:
         wanted = args.only.split(",")
         items = [it for it in items if it[1]["id"] in wanted]

@@ -1,11 +1,11 @@
-"""calc.warpsim's speed: the issue's two cases in CPython and in Pyodide in Chromium.
+"""calc.sim's speed: the issue's two cases in CPython and in Pyodide in Chromium.
 
     python benchmarks/warpsim_bench.py [--runs 5] [--no-browser] [--against main] [--cases "copy 4096,..."]
                                        [--collector on|off]
 
 Cases (issue #28's goal: each checked in at most 300 ms in Pyodide in Chromium):
-  * copy 4096: ``simkernels.run_copy(4096)``: a 4,096-element FP32 vector kernel, 16 blocks of 256;
-  * matmul 64 (T=16) and (T=32): ``simkernels.run_matmul(64, T)``: a 64×64 tiled matmul;
+  * copy 4096: ``calc.sim.kernels.run_copy(4096)``: a 4,096-element FP32 vector kernel, 16 blocks of 256;
+  * matmul 64 (T=16) and (T=32): ``calc.sim.kernels.run_matmul(64, T)``: a 64×64 tiled matmul;
   * matmul 32 (T=16), for comparison (not a goal case): 8 times less work.
 Each run launches the kernel and derives the totals, the per-line table and the HBM bytes
 (``report.totals``, ``report.table()``, ``report.hbm_bytes``), as a check would.
@@ -40,7 +40,10 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "browser")]
 
 WORKLOAD = """
 import time
-from calc import simkernels as sk
+try:
+    from calc.sim import kernels as sk
+except ImportError:                      # calc/ of a ref from before the package (--against)
+    from calc import simkernels as sk
 
 CASES = {
     "copy 4096": lambda: sk.run_copy(4096, 1),
@@ -232,7 +235,7 @@ def ratios(runs: dict, n: int, ref: str, collector: bool = True) -> None:
 
 def table(rows: dict, runs: int, version) -> None:
     args = argparse.Namespace(runs=runs)
-    print(f"calc.warpsim, {args.runs} runs per case after one warm-up; ms per check")
+    print(f"calc.sim, {args.runs} runs per case after one warm-up; ms per check")
     print(f"CPython {sys.version.split()[0]}" + (f"; Pyodide (Python {version}) in Debian's Chromium, headless"
                                                    if version else ""))
     print("wall: min / median of perf_counter; cpu: process CPU time (CPython) or the page's main-thread "

@@ -2,17 +2,18 @@
 
 Each function draws one figure from ``calc`` numbers onto a new matplotlib
 figure and returns it; the chapter cell only chooses the inputs. Occupancy
-comes from ``calc.occupancy``, sectors from the warp simulator (``calc.warpsim``), bank
+comes from ``calc.occupancy``, sectors from the warp simulator (``calc.sim``), bank
 conflicts from ``calc.cuda.bank_conflicts`` and thread ownership from a
-``calc.runner`` run.
+``calc.sim`` launch's record of who wrote what.
 """
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 from matplotlib.patches import Rectangle
 
-from calc import cuda, fmt, occupancy, simkernels
-from calc.warpsim import counts_of, sectors_of
+from calc import cuda, fmt, occupancy
+from calc.sim import counts_of, sectors_of
+from calc.sim import kernels as simkernels
 
 _DTYPE_OF_SIZE = {4: "fp32", 2: "fp16", 1: "int8", 8: "fp64"}
 
@@ -103,8 +104,8 @@ def bank_conflict_bars(strides: list[int]):
 
 
 def ownership(run, buffer: str, rows: int, cols: int, grid, block):
-    """The output matrix of a ``calc.runner`` run: each element coloured by the block that
-    wrote it and labelled with the writer's global linear thread number."""
+    """The output matrix of a ``calc.sim`` launch (its ``Report``): each element coloured by the block
+    that wrote it and labelled with the writer's global linear thread number."""
     writers = run.writer_of(buffer)
     ids = run.thread_ids(buffer)
     fig, ax = plt.subplots(figsize=(0.42 * cols + 1.2, 0.42 * rows + 0.8))

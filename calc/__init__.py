@@ -21,11 +21,9 @@ Submodules (import the one you need, e.g. ``from calc import roofline``):
 - ``systolic``   systolic arrays: cycles, utilisation, dataflows
 - ``cuda``       CUDA indexing, coalescing, bank conflicts, launch limits
 - ``occupancy``  occupancy by the CUDA Occupancy Calculator's rules
-- ``runner``     a tiny kernel runner for runnable pseudocode
-- ``warpsim``    a warp-level kernel simulator: runs a kernel, records each warp instruction
-- ``warpvec``    the simulator's fast path: a warp's lanes run as one where the kernel allows it
-- ``warpcount``  counts from that record: sectors, bank conflicts, divergence, FLOPs, HBM bytes
-- ``simkernels`` the canonical kernels (copy, transpose, reductions, tiled matmul) for ``warpsim``
+- ``sim``        the warp-level kernel simulator (a package): runs a Numba CUDA kernel, records each
+                 warp instruction and counts from that record sectors, bank conflicts, divergence,
+                 FLOPs and HBM bytes; ``sim.kernels`` holds the canonical kernels
 - ``llm``        serving a language model: KV cache, memory budget, one decode step
 - ``collectives`` collectives between accelerators: schedules, bytes per link, alpha-beta time
 - ``parallelism`` a training step on many GPUs: memory per GPU, compute and communication time
@@ -50,12 +48,8 @@ __all__ = [
     "occupancy",
     "parallelism",
     "roofline",
-    "runner",
-    "simkernels",
+    "sim",
     "specs",
     "systolic",
     "tiling",
-    "warpcount",
-    "warpsim",
-    "warpvec",
 ]

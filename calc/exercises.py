@@ -10,7 +10,7 @@ module
   with each part's line in the file);
 * validates a check without running it (``validate``: unknown keys, missing parts, budget
   names and grammar, each with its line);
-* runs a reader's kernel text through ``calc.warpsim`` (``run_code`` for the Run button,
+* runs a reader's kernel text through ``calc.sim`` (``run_code`` for the Run button,
   ``check_code`` for Check): correctness at every size first (the first mismatch: size, array,
   index, expected and got), then each budget at the measured size with the figure beside the
   limit. Errors carry the reader's own line numbers. Results are plain data, JSON-ready, for the
@@ -30,8 +30,9 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from . import specs, warpsim
-from .warpcount import place
+from . import sim as warpsim
+from . import specs
+from .sim.counts import place
 
 # ------------------------------------------------------------------ the check's vocabulary
 
@@ -464,8 +465,7 @@ def load_spec(source: str, exercise_id: str = "ex", first_line: int = 1, path: s
     if problems:
         line, msg = problems[0]
         raise ExerciseError(msg, line, path)
-    ns: dict = {name: getattr(warpsim, name) for name in warpsim.KERNEL_NAMES}
-    ns.update(Array=warpsim.Array, math=math, __name__="__check__")
+    ns: dict = {"Array": warpsim.Array, "math": math, "__name__": "__check__"}
     code = compile("\n" * (first_line - 1) + source, path, "exec")
     try:
         exec(code, ns)
@@ -584,7 +584,7 @@ def _reader_line(e: BaseException) -> Optional[int]:
 def _kernel_error(e: warpsim.KernelError, n=None) -> dict:
     # The line from the traceback when the reader's code is in it: in the browser's runtime the
     # simulator's own frames carry another file name than its __file__, and e.line named a
-    # line of warpsim.py (see /work/notes/sim-requests.md); the traceback is right in both.
+    # line of the simulator's (see /work/notes/sim-requests.md); the traceback is right in both.
     line = e.line
     found = _reader_line(e)
     text = str(e)
@@ -1198,7 +1198,7 @@ def solutions_markdown(root=".", exercises: Optional[list] = None) -> str:
                  if t.get(name) not in (None, 0) or name in ("hbm_bytes", "global_loads")]
         if spec.minimum:
             rows.append(f"| least possible (the check's minimum) | {_cell(spec.minimum(spec.measure))} |")
-        out.append(f"Its counts at size {_fmt_size(spec.measure)}, from `calc.warpsim` "
+        out.append(f"Its counts at size {_fmt_size(spec.measure)}, from `calc.sim` "
                    f"(correct at all {len(spec.sizes)} sizes of the check):\n\n" + "\n".join(rows) + "\n")
     return "\n".join(out)
 
@@ -1292,9 +1292,10 @@ def _selftest() -> None:
     """What the page does, once, small: the browser runtime's build (widgets/prep_runtime.mjs) runs
     this so that every standard-library module an exercise needs is in the shipped archive."""
     import json
-    text = ('::: {.exercise #ex-selftest}\nCopy.\n\n```{.python .starter}\ndef k(A, B, n):\n    pass\n```\n\n'
-            '::: {.hint}\nIndex.\n:::\n\n::: {.solution}\n```{.python}\ndef k(A, B, n):\n'
-            '    i = blockIdx.x * blockDim.x + threadIdx.x\n    if i < n:\n        B[i] = A[i]\n```\n:::\n\n'
+    text = ('::: {.exercise #ex-selftest}\nCopy.\n\n```{.python .starter}\nfrom numba import cuda\n\n'
+            '@cuda.jit\ndef k(A, B, n):\n    pass\n```\n\n'
+            '::: {.hint}\nIndex.\n:::\n\n::: {.solution}\n```{.python}\nfrom numba import cuda\n\n@cuda.jit\n'
+            'def k(A, B, n):\n    i = cuda.grid(1)\n    if i < n:\n        B[i] = A[i]\n```\n:::\n\n'
             '```{.python .check}\nsizes = [1, 33]\n\ndef inputs(n, rng):\n'
             '    return (Array("A", [rng.random() for _ in range(n)]), Array("B", n), n)\n\n'
             'def launch_shape(n):\n    return ((n + 31) // 32,), 32\n\n'

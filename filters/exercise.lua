@@ -128,7 +128,9 @@ local function html(div)
   end
   out:insert(pandoc.Div(statement, pandoc.Attr("", { "exercise-statement" })))
   out:insert(raw('<div class="exercise-editor" data-for="' .. esc(id) .. '">'
-    .. '<p class="exercise-keys" id="' .. esc(id) .. '-keys">Your kernel. In the editor, Tab indents; '
+    .. '<p class="exercise-keys" id="' .. esc(id) .. '-keys">Your kernel, in Numba\'s CUDA Python (the same '
+    .. 'text runs on an NVIDIA GPU under <code>@cuda.jit</code>); <code>+ - * /</code> on floats count FLOPs. '
+    .. 'In the editor, Tab indents; '
     .. 'press <kbd>Esc</kbd> then <kbd>Tab</kbd> to move on. Run tries size ' .. esc(info.run)
     .. '; Check tries every size and the budgets.</p>'))
   out:insert(starter_block(p.starter, id))

@@ -46,7 +46,8 @@ RUNTIME_FILES = ("pyodide.mjs", "pyodide.asm.mjs", WASM)
 ARCHIVES = ("python_stdlib.zip", "book-py.zip", "exercises-py.zip")
 # Only the exercises import these (calc.exercises and the simulator under it); the prep step stops
 # the build if drawing any widget imports one of them.
-EXERCISE_MODULES = ("calc/exercises.py", "calc/warpsim.py", "calc/warpvec.py", "calc/warpcount.py", "calc/simkernels.py")
+EXERCISE_MODULES = ("calc/exercises.py",) + tuple(sorted(
+    f"calc/sim/{f.name}" for f in (Path(__file__).resolve().parent.parent / "calc" / "sim").glob("*.py")))
 ARCHIVE_EXTS = (".gz", "")      # gzipped whole by the Node step; plain zips from the fallback
 PACKAGES = ("calc", "widgets")
 HERE = Path(__file__).resolve().parent
@@ -137,14 +138,19 @@ def _repack(archive: Path) -> None:
     archive.write_bytes(_packer()[1](gzip.decompress(archive.read_bytes())))
 
 
+def _package_files(project_root: Path, pkg: str) -> list:
+    """A package's modules, its subpackages' (calc/sim/) included."""
+    return sorted(f for f in (project_root / pkg).rglob("*.py") if "__pycache__" not in f.parts)
+
+
 def content_key(src: Path, project_root: Path) -> str:
     """Everything the Node step's output depends on (this file is among the widgets' sources)."""
     h = hashlib.sha256(_packer()[0].encode())
     h.update((src / "package.json").read_bytes())
     h.update(PREP.read_bytes())
     for pkg in PACKAGES:
-        for f in sorted((project_root / pkg).glob("*.py")):
-            h.update(f.name.encode() + b"\0" + f.read_bytes())
+        for f in _package_files(project_root, pkg):
+            h.update(str(f.relative_to(project_root)).encode() + b"\0" + f.read_bytes())
     return h.hexdigest()[:16]
 
 
@@ -188,8 +194,8 @@ def _fallback(src: Path, project_root: Path, out: Path) -> None:
     with zipfile.ZipFile(out / "book-py.zip", "w", zipfile.ZIP_DEFLATED) as book, \
             zipfile.ZipFile(out / "exercises-py.zip", "w", zipfile.ZIP_DEFLATED) as exercises:
         for pkg in PACKAGES:
-            for f in sorted((project_root / pkg).glob("*.py")):
-                name = f"{pkg}/{f.name}"
+            for f in _package_files(project_root, pkg):
+                name = str(f.relative_to(project_root))
                 (exercises if name in EXERCISE_MODULES else book).write(f, name)
 
 

@@ -240,13 +240,14 @@ write_stdlib(keep)
 
 EXERCISE_FILES = set(${JSON.stringify(exerciseFiles)})
 with zipfile.ZipFile("/out/book-py.zip", "w") as book, zipfile.ZipFile("/out/exercises-py.zip", "w") as exercises:
-    for pkg in ("calc", "widgets"):
-        for fn in sorted(os.listdir("/project/" + pkg)):
-            if fn.endswith(".py") and fn not in ("bundle.py", "__main__.py", "runtime_site.py"):
-                src = open(f"/project/{pkg}/{fn}", "rb").read()     # .pyc only: nothing reads the source
-                archive = "exercises-py.zip" if f"{pkg}/{fn}" in EXERCISE_FILES else "book-py.zip"
-                write(exercises if archive == "exercises-py.zip" else book, f"{pkg}/{fn}c",
-                      pyc(src, f"/lib/{archive}/{pkg}/{fn}", "book"))
+    for rel in sorted(os.path.relpath(os.path.join(d, fn), "/project") for top in ("calc", "widgets")
+                      for d, _, files in os.walk("/project/" + top) if "__pycache__" not in d for fn in files):
+        fn = os.path.basename(rel)
+        if fn.endswith(".py") and fn not in ("bundle.py", "__main__.py", "runtime_site.py"):
+            src = open(f"/project/{rel}", "rb").read()     # .pyc only: nothing reads the source
+            archive = "exercises-py.zip" if rel in EXERCISE_FILES else "book-py.zip"
+            write(exercises if archive == "exercises-py.zip" else book, f"{rel}c",
+                  pyc(src, f"/lib/{archive}/{rel}", "book"))
 assert not EXERCISE_FILES - {n[:-1] for n in exercises.namelist()}, "an exercise module is missing"
 
 # The archives as the workers use them (widgets-worker.js): the widgets from book-py.zip alone,

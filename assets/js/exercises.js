@@ -1,4 +1,4 @@
-// Exercises: the reader writes a kernel, the simulator (calc.warpsim, in Pyodide) checks it.
+// Exercises: the reader writes a kernel, the simulator (calc.sim, in Pyodide) checks it.
 //
 // filters/exercise.lua writes each exercise as <section class="exercise"> with the statement, the
 // starter code, disabled buttons, a live status region, hidden hints and solution, and the page

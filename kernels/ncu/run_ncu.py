@@ -6,7 +6,7 @@ Needs an NVIDIA GPU, ``nvcc`` and ``ncu`` (Nsight Compute) on PATH, and the righ
 performance counters (root, or the driver's ``NVreg_RestrictProfilingToAdminUsers=0``). Compiles
 canonical.cu, profiles every launch of its main() with the METRICS below and writes
 ``{"device", "nvcc", "ncu", "metrics", "cases": {case: {metric: value}}}``;
-tests/kernels/test_ncu.py then compares each case with calc.warpsim's counts for the same launch.
+tests/kernels/test_ncu.py then compares each case with calc.sim's counts for the same launch.
 """
 from __future__ import annotations
 

@@ -37,21 +37,23 @@ def drop_line(code: str, needle: str, which: int = 0) -> str:
 
 SERIAL_LOADER = "(range({}) if t == 0 else ())"
 
-HARRIS_2 = """def reduce(g_in, g_out, n):
-    sdata = shared("sdata", blockDim.x)
-    tid = threadIdx.x
-    i = blockIdx.x * blockDim.x + tid
+HARRIS_2 = """TPB = 256
+
+def reduce(g_in, g_out, n):
+    sdata = cuda.shared.array(TPB, numba.float32)
+    tid = cuda.threadIdx.x
+    i = cuda.blockIdx.x * cuda.blockDim.x + tid
     sdata[tid] = g_in[i] if i < n else 0.0
-    yield syncthreads()
+    cuda.syncthreads()
     s = 1
-    while s < blockDim.x:
+    while s < cuda.blockDim.x:
         index = 2 * s * tid                   # packed threads, strided words
-        if index < blockDim.x:
-            sdata[index] = add(sdata[index], sdata[index + s])
-        yield syncthreads()
+        if index < cuda.blockDim.x:
+            sdata[index] += sdata[index + s]
+        cuda.syncthreads()
         s *= 2
     if tid == 0:
-        g_out[blockIdx.x] = sdata[0]
+        g_out[cuda.blockIdx.x] = sdata[0]
 """
 
 REGISTER_LOOP = """        for k in range(16):
@@ -59,26 +61,26 @@ REGISTER_LOOP = """        for k in range(16):
             b = (Bs[k, tx], Bs[k, tx + 8])       # two registers of B
             for i in range(2):
                 for j in range(2):
-                    acc[i][j] = fma(a[i], b[j], acc[i][j])
+                    acc[i][j] += a[i] * b[j]
 """
 SHARED_LOOP = """        for i in range(2):
             for j in range(2):
                 for k in range(16):
-                    acc[i][j] = fma(As[ty + 8 * i, k], Bs[k, tx + 8 * j], acc[i][j])
+                    acc[i][j] += As[ty + 8 * i, k] * Bs[k, tx + 8 * j]
 """
 
 # (exercise, how the reference is made wrong, the stage the check must stop at, the failing figure)
 PROBES = [
     ("ex-comm-reduce-step", "forgets the slice's offset",
-     lambda c: edit(c, "B[off + i] = add(B[off + i], R[i])", "B[i] = add(B[i], R[i])"), "mismatch", None),
+     lambda c: edit(c, "B[off + i] += R[i]", "B[i] += R[i]"), "mismatch", None),
     ("ex-comm-reduce-step", "copies the slice instead of adding it",
-     lambda c: edit(c, "B[off + i] = add(B[off + i], R[i])", "B[off + i] = R[i]"), "mismatch", None),
+     lambda c: edit(c, "B[off + i] += R[i]", "B[off + i] = R[i]"), "mismatch", None),
     ("ex-comm-reduce-step", "a block per element of a warp's run (strided again)",
-     lambda c: edit(c, "i = blockIdx.x * blockDim.x + threadIdx.x", "i = threadIdx.x * gridDim.x + blockIdx.x"),
+     lambda c: edit(c, "i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x", "i = cuda.threadIdx.x * cuda.gridDim.x + cuda.blockIdx.x"),
      "budget", "sectors_per_request"),
     ("ex-roofline-fuse", "one thread does it all",
-     lambda c: "def fused(A, B, C, D, T, n):\n    if blockIdx.x == 0 and threadIdx.x == 0:\n"
-               "        for i in range(n):\n            D[i] = mul(add(A[i], B[i]), C[i])\n",
+     lambda c: "def fused(A, B, C, D, T, n):\n    if cuda.blockIdx.x == 0 and cuda.threadIdx.x == 0:\n"
+               "        for i in range(n):\n            D[i] = (A[i] + B[i]) * C[i]\n",
      "budget", "hbm_bytes"),
     ("ex-gpu-float4", "no scalar tail",
      lambda c: edit(c, "    else:\n        for j in range(4 * i, n):        # the tail: at most three elements\n"
@@ -88,46 +90,46 @@ PROBES = [
      lambda c: edit(c, '(32, 33)', '(32, 32)'), "budget", "bank_conflicts"),
     ("ex-gpu-transpose", "one thread does it all",
      lambda c: "def transpose(A, B, rows, cols):\n"
-               "    if blockIdx.x + blockIdx.y + threadIdx.x + threadIdx.y == 0:\n"
+               "    if cuda.blockIdx.x + cuda.blockIdx.y + cuda.threadIdx.x + cuda.threadIdx.y == 0:\n"
                "        for y in range(rows):\n            for x in range(cols):\n"
                "                B[x * rows + y] = A[y * cols + x]\n",
      "budget", "global_requests"),
     ("ex-gpu-reduction", "Harris's second kernel (strided index)",
      lambda c: HARRIS_2, "budget", "bank_conflicts"),
     ("ex-cuda-scores", "bounds checked, but x on the query",
-     lambda c: edit(edit(c, "i = blockIdx.y * blockDim.y + threadIdx.y", "i = blockIdx.x * blockDim.x + threadIdx.x"),
-                    "j = blockIdx.x * blockDim.x + threadIdx.x", "j = blockIdx.y * blockDim.y + threadIdx.y"),
+     lambda c: edit(edit(c, "i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y", "i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x"),
+                    "j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x", "j = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y"),
      "budget", "store_sectors_per_request"),
     ("ex-cuda-heads", "head in z but x on the query",
-     lambda c: edit(edit(c, "i = blockIdx.y * blockDim.y + threadIdx.y", "i = blockIdx.x * blockDim.x + threadIdx.x"),
-                    "j = blockIdx.x * blockDim.x + threadIdx.x", "j = blockIdx.y * blockDim.y + threadIdx.y"),
+     lambda c: edit(edit(c, "i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y", "i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x"),
+                    "j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x", "j = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y"),
      "budget", "store_sectors_per_request"),
     ("ex-cuda-grid-stride", "one thread does it all",
-     lambda c: "def saxpy(a, X, Y, n):\n    if blockIdx.x == 0 and threadIdx.x == 0:\n"
-               "        for i in range(n):\n            Y[i] = fma(a, X[i], Y[i])\n",
+     lambda c: "def saxpy(a, X, Y, n):\n    if cuda.blockIdx.x == 0 and cuda.threadIdx.x == 0:\n"
+               "        for i in range(n):\n            Y[i] = a * X[i] + Y[i]\n",
      "budget", "global_requests"),
     ("ex-attn-softmax", "lane 0 walks the row",
-     lambda c: edit(c, "cols_t = range(t, cols, blockDim.x)", "cols_t = range(cols) if t == 0 else range(0)"),
+     lambda c: edit(c, "cols_t = range(t, cols, cuda.blockDim.x)", "cols_t = range(cols) if t == 0 else range(0)"),
      "budget", "hbm_bytes"),   # correct, but with no L2 each one-lane request moves a whole sector
     ("ex-attn-flash", "l not rescaled",
-     lambda c: drop_line(c, "l = mul(l, alpha)"), "mismatch", None),
+     lambda c: drop_line(c, "l *= alpha"), "mismatch", None),
     ("ex-attn-flash", "o not rescaled",
-     lambda c: drop_line(c, "o = [mul(ok, alpha) for ok in o]"), "mismatch", None),
+     lambda c: drop_line(c, "o = [ok * alpha for ok in o]"), "mismatch", None),
     ("ex-attn-flash", "one thread copies the key blocks",
-     lambda c: edit(c, "for e in range(t, Bc * d, blockDim.x):", "for e in " + SERIAL_LOADER.format("Bc * d") + ":"),
+     lambda c: edit(c, "for e in range(t, Bc * d, cuda.blockDim.x):", "for e in " + SERIAL_LOADER.format("Bc * d") + ":"),
      "budget", "global_requests"),
     ("ex-tiling-matmul", "no barrier before the next phase",
-     lambda c: drop_line(c, "yield syncthreads()", which=1), "error", None),
+     lambda c: drop_line(c, "cuda.syncthreads()", which=1), "error", None),
     ("ex-tiling-matmul", "no barrier after the tiles' loads",
-     lambda c: drop_line(c, "yield syncthreads()", which=0), "error", None),
+     lambda c: drop_line(c, "cuda.syncthreads()", which=0), "error", None),
     ("ex-tiling-matmul", "no guard at the ragged edge",
      lambda c: edit(c, "A[row * n + a] if row < n and a < n else 0.0", "A[row * n + a]"), "error", None),
     ("ex-tiling-matmul", "the tile of A stored transposed",
-     lambda c: edit(edit(c, "As[ty, tx] = A", "As[tx, ty] = A"), "fma(As[ty, k]", "fma(As[k, ty]"),
+     lambda c: edit(edit(c, "As[ty, tx] = A", "As[tx, ty] = A"), "acc += As[ty, k]", "acc += As[k, ty]"),
      "budget", "bank_conflicts"),
     ("ex-tiling-registers", "operands reused from registers, rows not padded",
-     lambda c: edit(edit(c, 'shared("As", (16, 24))', 'shared("As", (16, 16))'),
-                    'shared("Bs", (16, 24))', 'shared("Bs", (16, 16))'), "budget", "bank_conflicts"),
+     lambda c: edit(edit(c, 'As = cuda.shared.array((16, 24)', 'As = cuda.shared.array((16, 16)'),
+                    'Bs = cuda.shared.array((16, 24)', 'Bs = cuda.shared.array((16, 16)'), "budget", "bank_conflicts"),
     ("ex-tiling-registers", "rows padded, every FMA reads shared memory",
      lambda c: edit(c, REGISTER_LOOP, SHARED_LOOP), "budget", "shared_loads"),
     ("ex-serving-gemv", "each lane walks its own chunk of the row",
@@ -171,9 +173,9 @@ def test_the_tiled_matmuls_likely_mistakes_are_told_what_and_where(book):
     lines = ex.solution.split("\n")
     line_of = lambda text: next(k + 1 for k, ln in enumerate(lines) if text in ln)
 
-    r = E.check_code(drop_line(ex.solution, "yield syncthreads()", which=1), spec)
-    assert r["line"] == line_of("acc = fma(As[ty, k]"), r["message"]
-    assert "(another warp) writes on line" in r["message"] and "a yield syncthreads() must come between" \
+    r = E.check_code(drop_line(ex.solution, "cuda.syncthreads()", which=1), spec)
+    assert r["line"] == line_of("acc += As[ty, k]"), r["message"]
+    assert "(another warp) writes on line" in r["message"] and "a cuda.syncthreads() must come between" \
         in r["message"], r["message"]
     written = int(r["message"].split("writes on line ")[1].split()[0])
     assert written in (line_of("As[ty, tx] ="), line_of("Bs[ty, tx] =")), r["message"]
@@ -182,7 +184,7 @@ def test_the_tiled_matmuls_likely_mistakes_are_told_what_and_where(book):
     assert r["line"] == line_of("As[ty, tx] =") and "is outside global array A" in r["message"], r["message"]
 
     # Run (one size, two phases) already shows the race, before the reader presses Check
-    r = E.run_code(drop_line(ex.solution, "yield syncthreads()", which=1), spec)
+    r = E.run_code(drop_line(ex.solution, "cuda.syncthreads()", which=1), spec)
     assert not r["ok"] and "(another warp)" in r["message"], r["message"]
 
     r = E.check_code(ex.starter, spec)

@@ -1,4 +1,4 @@
-"""calc.warpsim in Pyodide in Chromium: the canonical kernels give the hardware's counts there too.
+"""calc.sim in Pyodide in Chromium: the canonical kernels give the hardware's counts there too.
 
 tests/calc/test_warpsim.py holds the hand counts and runs in CPython and (test_in_pyodide.py)
 in Pyodide under Node; this runs the same kernels in a page of Debian's Chromium, as a reader's
@@ -16,8 +16,9 @@ pytestmark = pytest.mark.skipif(not available(), reason="needs node_modules/pyod
 
 CANONICAL = """
 import json
-from calc import simkernels as sk, tiling
-from calc.warpsim import Array, UninitializedRead, launch, shared, syncthreads, threadIdx
+from calc import tiling
+from calc.sim import Array, UninitializedRead, compile_kernel, launch
+from calc.sim import kernels as sk
 
 out = {}
 for stride in (1, 2, 32):
@@ -35,11 +36,16 @@ for name in ("interleaved", "strided", "sequential"):
 r = sk.run_matmul(64, 16)
 out["matmul"] = [r.totals.bytes_moved, tiling.traffic_bytes(64, 64, 64, 16), r.hbm_bytes, r.totals.flops]
 
+poisoned = compile_kernel('''from numba import cuda
+import numba
+
+@cuda.jit
 def poisoned(o):
-    s = shared("s", 64)
-    s[threadIdx.x] = 1.0
-    yield syncthreads()
-    o[threadIdx.x] = s[threadIdx.x + 32]
+    s = cuda.shared.array(64, numba.float32)
+    s[cuda.threadIdx.x] = 1.0
+    cuda.syncthreads()
+    o[cuda.threadIdx.x] = s[cuda.threadIdx.x + 32]
+''')
 
 try:
     launch(poisoned, 1, 32, (Array("o", 32),))
@@ -75,6 +81,6 @@ def test_canonical_kernels_count_the_same_in_chromium(web, pyodide_url):
     message, array, index = out["error"]
     # the message names the thread and says where the barrier goes (the same text as under CPython)
     assert message.endswith("thread (0, 0, 0) of block (0, 0, 0): read of shared s[32] before any thread wrote it "
-                            "(shared memory starts uninitialised): if another thread writes s[32], a yield "
-                            "syncthreads() must come between its write and this read") and (array, index) == ("s", 32)
+                            "(shared memory starts uninitialised): if another thread writes s[32], a "
+                            "cuda.syncthreads() must come between its write and this read") and (array, index) == ("s", 32)
     assert web.errors == [] and web.outside == []

@@ -27,23 +27,23 @@ Copy A to B, one element per thread.
 
 ```{.python .starter}
 def copy(A, B, n):
-    i = threadIdx.x * gridDim.x + blockIdx.x
+    i = cuda.threadIdx.x * cuda.gridDim.x + cuda.blockIdx.x
     if i < n:
         B[i] = A[i]
 ```
 
 ::: {.hint}
-Use `threadIdx.x` last.
+Use `cuda.threadIdx.x` last.
 :::
 
 ::: {.hint}
-`blockIdx.x * blockDim.x + threadIdx.x`.
+`cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x`.
 :::
 
 ::: {.solution}
 ```{.python}
 def copy(A, B, n):
-    i = blockIdx.x * blockDim.x + threadIdx.x
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
     if i < n:
         B[i] = A[i]
 ```
@@ -100,7 +100,7 @@ def test_html_exercise(project):
     for label in ("Run", "Check", "Stop", "Start over", "Hint (1 of 2)", "Solution"):
         assert f">{label}</button>" in html, label
     assert html.count('class="exercise-hint" hidden') == 2 and 'class="exercise-solution" hidden' in html
-    assert "exercise-starter" in html and "threadIdx.x * gridDim.x" in html
+    assert "exercise-starter" in html and "cuda.threadIdx.x * cuda.gridDim.x" in html
     assert "sizes = [1, 33, 256]" not in html.split('class="exercise-data"')[0]   # the check is data, not text
     data = json.loads(re.search(r'<script type="application/json" class="exercise-data">(.*?)</script>', html, re.S).group(1))
     assert data["id"] == "ex-copy" and data["reference"]["figures"]["sectors_per_request"] == 4
@@ -117,7 +117,7 @@ def test_print_and_epub(project, fmt):
                            "-M", "book-page=chapters/a.html"], cwd=project, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     native = (project / "ast.native").read_text()
-    assert 'Str "Copy"' in native and "threadIdx.x * gridDim.x" in native
+    assert 'Str "Copy"' in native and "cuda.threadIdx.x * cuda.gridDim.x" in native
     assert native.count('"callout-tip"') == 3 and native.count('( "collapse" , "true" )') == 3
     assert '( "title" , "Hint 1" )' in native and '( "title" , "Solution" )' in native
     assert "sizes = [1, 33, 256]" not in native
@@ -129,7 +129,7 @@ def line_of(text, needle):
 
 
 def test_a_starter_that_passes_stops_the_build_at_its_line(project):
-    text = CHAPTER.replace("    i = threadIdx.x * gridDim.x + blockIdx.x", "    i = blockIdx.x * blockDim.x + threadIdx.x")
+    text = CHAPTER.replace("    i = cuda.threadIdx.x * cuda.gridDim.x + cuda.blockIdx.x", "    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x")
     proc = render(project, "html", text)
     assert proc.returncode != 0
     want = f"exercise.lua: chapters/a.qmd:{line_of(text, '{.python .starter}') + 1}: the starter of #ex-copy passes"

@@ -18,18 +18,18 @@ LAYERS = [("errors", "cache", "typst_markup"),           # helpers for every sta
           ("build", "check", "quarto_rules", "teaching_rules", "progress", "preview", "__main__", "bookbuild")]
 
 
-def modules(root: Path = PACKAGE) -> dict[str, Path]:
+def modules(root: Path = PACKAGE, top: str = "bookbuild") -> dict[str, Path]:
     """Dotted name (``bookbuild.html.site``; a package is its ``__init__``) -> file."""
     out = {}
     for path in sorted(root.rglob("*.py")):
-        parts = ("bookbuild", *path.relative_to(root).with_suffix("").parts)
+        parts = (*top.split("."), *path.relative_to(root).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts = parts[:-1]
         out[".".join(parts)] = path
     return out
 
 
-def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+def imports(name: str, path: Path, known: dict[str, Path], top: str = "bookbuild") -> set[str]:
     """The bookbuild modules ``name`` imports: ``from .x import y`` is ``x.y`` when that is a
     module, else ``x``; relative imports are resolved against the module's package."""
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
@@ -48,21 +48,26 @@ def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
         else:
             continue
         for where, member in targets:
-            if not (where == "bookbuild" or where.startswith("bookbuild.")):
+            if not (where == top or where.startswith(top + ".")):
                 continue
             if member and f"{where}.{member}" in known:
                 found.add(f"{where}.{member}")
             elif where in known:
                 found.add(where)
             else:
-                raise AssertionError(f"{path}: imports {where}, which is not a bookbuild module")
+                raise AssertionError(f"{path}: imports {where}, which is not a {top} module")
     found.discard(name)
     return found
 
 
-def graph(root: Path = PACKAGE) -> dict[str, set[str]]:
-    known = modules(root)
-    return {name: imports(name, path, known) for name, path in known.items()}
+def graph(root: Path = PACKAGE, top: str = "bookbuild") -> dict[str, set[str]]:
+    known = modules(root, top)
+    return {name: imports(name, path, known, top) for name, path in known.items()}
+
+
+# calc.sim, the kernel simulator (issue #41): one module per job, each importing only those before it
+SIM = PACKAGE.parent / "calc" / "sim"
+SIM_LAYERS = ["errors", "counts", "memory", "races", "warp", "arith", "lang", "thread", "launch", "kernels"]
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
@@ -147,3 +152,13 @@ def test_no_format_imports_another_format():
                    if unit(a) != unit(b) and unit(a).split(".")[-1] in FORMATS
                    and unit(b).split(".")[-1] in FORMATS)
     assert not wrong, "a format imports another:\n" + "\n".join(f"{a} -> {b}" for a, b in wrong)
+
+
+def test_the_simulator_has_no_import_circle_and_builds_up_in_order():
+    edges = graph(SIM, "calc.sim")
+    assert not cycles(edges), cycles(edges)
+    names = {f"calc.sim.{m}" for m in SIM_LAYERS} | {"calc.sim"}
+    assert set(edges) == names, f"place a new module of calc.sim in SIM_LAYERS: {sorted(set(edges) - names)}"
+    rank = {f"calc.sim.{m}": k for k, m in enumerate(SIM_LAYERS)}
+    against = [(a, b) for a, targets in edges.items() if a in rank for b in targets if rank[b] >= rank[a]]
+    assert not against, f"imports against the order {SIM_LAYERS}: {against}"

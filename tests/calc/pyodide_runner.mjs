@@ -43,12 +43,17 @@ function copyTree(dir) {
     if (name === "__pycache__" || name.startsWith(".")) continue;
     const p = join(dir, name);
     if (statSync(p).isDirectory()) copyTree(p);
-    else if (/\.(py|bib)$/.test(name)) put(join(book, relative(root, p)), readFileSync(p));
+    else if (/\.(py|bib|json)$/.test(name)) put(join(book, relative(root, p)), readFileSync(p));
   }
 }
 copyTree(join(root, "calc"));
 copyTree(join(root, "tests", "calc"));
 put(join(book, "references.bib"), readFileSync(join(root, "references.bib")));
+// the chapters' exercises, whose references' counts test_sim_counts.py holds in Pyodide too
+put(join(book, "_quarto.yml"), readFileSync(join(root, "_quarto.yml")));
+for (const name of readdirSync(join(root, "chapters"))) {
+  if (name.endsWith(".qmd")) put(join(book, "chapters", name), readFileSync(join(root, "chapters", name)));
+}
 
 // 3. run pytest and report counts
 const targets = process.argv.slice(2).length ? process.argv.slice(2) : ["tests/calc"];

@@ -7,7 +7,7 @@ import pytest
 
 from calc import exercises as E
 
-CHAPTER = '# A chapter {#sec-x}\n\nSome prose.\n\n::: {.exercise #ex-coalesced-copy}\n#### Exercise: a copy that reads whole sectors\n\nThe strided copy below gives thread `i` of block `b` the element `i * gridDim.x + b`, so a warp\'s\n32 loads land in 32 different sectors. Rewrite the index so that a warp reads 32 neighbouring\nelements. Its loads and stores should each touch at most 4 sectors\nper request: the 128 bytes a warp asks for, in 32-byte sectors.\n\n```{.python .starter}\ndef copy(A, B, n):\n    i = threadIdx.x * gridDim.x + blockIdx.x\n    if i < n:\n        B[i] = A[i]\n```\n\n::: {.hint}\nNeighbouring threads of a warp have neighbouring `threadIdx.x`. Which term of the index should\n`threadIdx.x` be in?\n:::\n\n::: {.hint}\n`i = blockIdx.x * blockDim.x + threadIdx.x`.\n:::\n\n::: {.solution}\n```{.python}\ndef copy(A, B, n):\n    i = blockIdx.x * blockDim.x + threadIdx.x\n    if i < n:\n        B[i] = A[i]\n```\n\nA warp now asks for 32 consecutive FP32 values: 128 bytes, 4 sectors, the least possible.\n:::\n\n```{.python .check}\nsizes = [1, 31, 32, 33, 255, 1000, 4096]\nmeasure = 4096\nrun = 8\n\ndef inputs(n, rng):\n    return (Array("A", [rng.uniform(-1, 1) for _ in range(n)]), Array("B", n), n)\n\ndef launch_shape(n):\n    return ((n + 255) // 256,), (256,)\n\ndef expected(n, A, B, _n):\n    return {"B": list(A.data)}\n\ndef minimum(n):\n    return 2 * 4 * n\n\nbudgets = ["sectors_per_request <= 4", "hbm_bytes <= 1.1 * minimum"]\n```\n:::\n\nMore prose.\n'
+CHAPTER = '# A chapter {#sec-x}\n\nSome prose.\n\n::: {.exercise #ex-coalesced-copy}\n#### Exercise: a copy that reads whole sectors\n\nThe strided copy below gives thread `i` of block `b` the element `i * cuda.gridDim.x + b`, so a warp\'s\n32 loads land in 32 different sectors. Rewrite the index so that a warp reads 32 neighbouring\nelements. Its loads and stores should each touch at most 4 sectors\nper request: the 128 bytes a warp asks for, in 32-byte sectors.\n\n```{.python .starter}\ndef copy(A, B, n):\n    i = cuda.threadIdx.x * cuda.gridDim.x + cuda.blockIdx.x\n    if i < n:\n        B[i] = A[i]\n```\n\n::: {.hint}\nNeighbouring threads of a warp have neighbouring `cuda.threadIdx.x`. Which term of the index should\n`cuda.threadIdx.x` be in?\n:::\n\n::: {.hint}\n`i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x`.\n:::\n\n::: {.solution}\n```{.python}\ndef copy(A, B, n):\n    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x\n    if i < n:\n        B[i] = A[i]\n```\n\nA warp now asks for 32 consecutive FP32 values: 128 bytes, 4 sectors, the least possible.\n:::\n\n```{.python .check}\nsizes = [1, 31, 32, 33, 255, 1000, 4096]\nmeasure = 4096\nrun = 8\n\ndef inputs(n, rng):\n    return (Array("A", [rng.uniform(-1, 1) for _ in range(n)]), Array("B", n), n)\n\ndef launch_shape(n):\n    return ((n + 255) // 256,), (256,)\n\ndef expected(n, A, B, _n):\n    return {"B": list(A.data)}\n\ndef minimum(n):\n    return 2 * 4 * n\n\nbudgets = ["sectors_per_request <= 4", "hbm_bytes <= 1.1 * minimum"]\n```\n:::\n\nMore prose.\n'
 
 
 def one(text=CHAPTER):
@@ -27,9 +27,9 @@ def test_reads_the_parts_with_their_lines():
     assert ex.line == line_of(CHAPTER, "{.exercise #ex-coalesced-copy}")
     assert ex.starter_line == line_of(CHAPTER, "{.python .starter}") + 1
     assert ex.check_line == line_of(CHAPTER, "{.python .check}") + 1
-    assert ex.starter.splitlines()[1].strip() == "i = threadIdx.x * gridDim.x + blockIdx.x"
-    assert ex.solution.splitlines()[1].strip() == "i = blockIdx.x * blockDim.x + threadIdx.x"
-    assert len(ex.hints) == 2 and ex.hints[1] == "`i = blockIdx.x * blockDim.x + threadIdx.x`."
+    assert ex.starter.splitlines()[1].strip() == "i = cuda.threadIdx.x * cuda.gridDim.x + cuda.blockIdx.x"
+    assert ex.solution.splitlines()[1].strip() == "i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x"
+    assert len(ex.hints) == 2 and ex.hints[1] == "`i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x`."
     assert ex.explanation.startswith("A warp now asks for 32 consecutive")
     assert "Rewrite the index" in ex.statement and "def copy" not in ex.statement
     assert "More prose" not in ex.statement
@@ -122,7 +122,7 @@ def test_a_missed_element_at_a_non_multiple_size():
 def test_a_missing_guard_is_an_out_of_bounds_error_at_the_readers_line():
     ex = one()
     spec = E.spec_of(ex)
-    code = "def k(A, B, n):\n    i = blockIdx.x * blockDim.x + threadIdx.x\n    B[i] = A[i]\n"
+    code = "def k(A, B, n):\n    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x\n    B[i] = A[i]\n"
     r = E.check_code(code, spec)
     assert r["stage"] == "error" and r["kind"] == "OutOfBounds" and r["line"] == 3
     assert r["size"] == "1" and "outside global array A" in r["message"]
@@ -154,7 +154,7 @@ def test_reference_budget_uses_the_reference_figure():
 def test_verify_requires_a_failing_starter_and_a_passing_solution():
     ex = one()
     assert E.verify(ex) == []
-    lazy = one(CHAPTER.replace("i = threadIdx.x * gridDim.x + blockIdx.x", "i = blockIdx.x * blockDim.x + threadIdx.x"))
+    lazy = one(CHAPTER.replace("i = cuda.threadIdx.x * cuda.gridDim.x + cuda.blockIdx.x", "i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x"))
     problems = E.verify(lazy)
     assert len(problems) == 1 and "starter of #ex-coalesced-copy passes" in problems[0][1]
     assert problems[0][0] == lazy.starter_line
@@ -218,3 +218,13 @@ def test_an_exercise_in_a_format_the_device_has_no_peak_for_is_drawn_with_its_fp
     assert entry["dtype_note"] == "no measured FP16 peak; drawn with its FP32 one" and p["dtype"] == "fp32"
     assert p["intensity"] == 10.0 and p["time_s"] == pytest.approx(max(1000 / 2e10, 100 / 8e9))
     assert p["flops_per_s"] == pytest.approx(1000 / p["time_s"]) and entry["reference_point"] is None
+
+
+def test_a_kernel_that_raises_systemexit_is_refused_not_an_internal_error():
+    import json
+    ex = one()
+    data = E.page_data(ex)
+    for body in ("    raise SystemExit\n", "    raise KeyboardInterrupt\n", "    exit()\n"):
+        code = "from numba import cuda\n\n@cuda.jit\ndef copy(A, B, n):\n" + body
+        out = json.loads(E.handle(json.dumps({"op": "check", "code": code, "exercise": data})))
+        assert out["stage"] == "compile" and not out["passed"] and out["line"] == 5, out

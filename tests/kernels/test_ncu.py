@@ -1,4 +1,4 @@
-"""The canonical kernels in CUDA (kernels/ncu/canonical.cu) against the simulator (calc.warpsim).
+"""The canonical kernels in CUDA (kernels/ncu/canonical.cu) against the simulator (calc.sim).
 
 - On any machine: the CUDA kernels, run on the CPU through cuda_on_cpu.h, compute what the
   simulator's kernels compute (so the file Nsight Compute profiles is the same algorithm).
@@ -22,8 +22,8 @@ CU = ROOT / "kernels" / "ncu" / "canonical.cu"
 COUNTS = ROOT / "kernels" / "ncu" / "ncu_counts.json"
 sys.path.insert(0, str(ROOT))
 
-from calc import simkernels as sk  # noqa: E402
-from calc.warpsim import sum_counts  # noqa: E402
+from calc.sim import kernels as sk  # noqa: E402
+from calc.sim import sum_counts  # noqa: E402
 
 # each case of canonical.cu's main(): the same launch in the simulator
 CASES = {
@@ -131,10 +131,10 @@ def on_cpu(tmp_path_factory):
 
 
 def test_the_cuda_kernels_compute_what_the_simulators_compute(on_cpu):
-    from calc.warpsim import Array, launch
+    from calc.sim import Array, launch
     A = Array("A", [float(k % 251) for k in range(600)])
     B = Array("B", 300)
-    launch(sk.copy_strided, 2, 256, (A, B, 300, 2))
+    launch(sk.kernel("copy_strided"), 2, 256, (A, B, 300, 2))
     assert on_cpu["copy"] == B.data
     for pad in (0, 1):
         r = sk.run_transpose(64, pad)
@@ -142,13 +142,13 @@ def test_the_cuda_kernels_compute_what_the_simulators_compute(on_cpu):
     g = Array("g_in", [float(k % 10) for k in range(1024)])
     for k, name in enumerate(("interleaved", "strided", "sequential"), 1):
         out = Array("g_out", 4)
-        launch(sk.REDUCTIONS[name], 4, 256, (g, out))
+        launch(sk.kernel(sk.REDUCTIONS[name]), 4, 256, (g, out))
         assert on_cpu[f"reduce{k}"] == out.data
     m = 32
     A = Array("A", [float(k % 7) - 3.0 for k in range(m * m)])
     B = Array("B", [float(k % 5) - 2.0 for k in range(m * m)])
     C = Array("C", m * m)
-    launch(sk.matmul_tiled, (2, 2), (16, 16), (A, B, C, m, 16))
+    launch(sk.kernel("matmul_tiled", T=16), (2, 2), (16, 16), (A, B, C, m))
     assert on_cpu["matmul"] == C.data       # small integers: exact in fp32 and in Python floats
 
 

@@ -48,8 +48,9 @@ def test_build_runtime_writes_trimmed_precompiled_runtime(tmp_path):
     assert sorted(exercises.namelist()) == sorted(m + "c" for m in EXERCISE_MODULES)
     assert not set(exercises.namelist()) & set(names)
     # and a module that builds on the simulator ships with it, not in the widgets' archive
-    simulator = re.compile(r"^\s*from \.(?:\s+import\s+[\w, ]*\b)?(?:warpsim|warpcount|warpvec|simkernels|exercises)\b", re.M)
+    simulator = re.compile(r"^\s*from \.(?:\s+import\s+[\w, ]*\b)?(?:sim|exercises)\b", re.M)
     in_widget_archive = [n for n in names if n.startswith("calc/") and simulator.search((ROOT / n[:-1]).read_text())]
+    assert "calc/sim/lang.pyc" in exercises.namelist() and not any(n.startswith("calc/sim/") for n in names)
     assert not in_widget_archive, f"{in_widget_archive} import the simulator: add them to EXERCISE_MODULES"
     wasm = (ROOT / "node_modules/pyodide/pyodide.asm.wasm").read_bytes()
     packed = (tmp_path / "pyodide/pyodide.asm.wasm.gz").read_bytes()

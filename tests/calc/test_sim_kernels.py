@@ -1,11 +1,11 @@
-"""calc.simkernels: the helpers chapters use agree with calc.cuda's closed-form arithmetic, and the
+"""calc.sim.kernels: the helpers chapters use agree with calc.cuda's closed-form arithmetic, and the
 kernels compute what they claim."""
 import pytest
 from hypothesis import given, strategies as st
 
 from calc import cuda
-from calc import simkernels as sk
-from calc.warpsim import Array, l2_traffic, launch
+from calc.sim import Array, l2_traffic, launch
+from calc.sim import kernels as sk
 
 
 @given(stride=st.integers(0, 80), offset=st.integers(0, 40), dtype=st.sampled_from(["fp32", "fp16", "int8", "fp64"]))

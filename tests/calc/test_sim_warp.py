@@ -1,4 +1,4 @@
-"""calc.warpvec: a launch run a warp at a time gives the per-thread executor's report, exactly.
+"""calc.sim.warp: a launch run a warp at a time gives the per-thread executor's report, exactly.
 
 Each kernel here runs twice, ``launch(..., vector=False)`` (every thread alone, the reference) and
 ``vector=True`` (a warp's lanes as one, handing the launch back to the per-thread executor when the
@@ -9,12 +9,15 @@ import math
 
 import pytest
 
-from calc import simkernels as sk
-from calc import warpsim as ws
-from calc.warpsim import (
-    Array, add, blockDim, blockIdx, compile_kernel, div, exp, fma, fmax, launch, mul, shared, sub, syncthreads,
-    threadIdx,
-)
+from calc import sim as ws
+from calc.sim import Array, compile_kernel, launch
+from calc.sim import kernels as sk
+# The executors' own protocol, below the kernel language: what calc.sim.lang compiles a Numba
+# kernel into (shared arrays made by name, a barrier a yield of syncthreads(), the counted
+# arithmetic as calls). These tests drive the executors with kernels written that way directly.
+from calc.sim.arith import add, div, exp, fma, fmax, mul, sub
+from calc.sim.lang import _atomic_add as atomic_add
+from calc.sim.memory import blockDim, blockIdx, gridDim, shared, syncthreads, threadIdx
 
 
 def _instr(i):
@@ -67,20 +70,20 @@ def test_copy_with_a_ragged_tail_gives_the_same_report():
 
 @pytest.mark.parametrize("pad", [0, 1])
 def test_transpose(pad):
-    assert same(lambda: (_floats("A", 64 * 64), Array("B", 64 * 64), 64, pad), sk.transpose_shared,
-                (2, 2), (32, 32)) == "warp"
+    assert same(lambda: (_floats("A", 64 * 64), Array("B", 64 * 64), 64),
+                sk.kernel("transpose_shared", TILE_COLS=32 + pad), (2, 2), (32, 32)) == "warp"
 
 
 @pytest.mark.parametrize("n,T", [(32, 16), (32, 32), (48, 16)])
 def test_tiled_matmul(n, T):
-    assert same(lambda: (_floats("A", n * n), _floats("B", n * n, 3), Array("C", n * n), n, T), sk.matmul_tiled,
-                (n // T, n // T), (T, T)) == "warp"
+    assert same(lambda: (_floats("A", n * n), _floats("B", n * n, 3), Array("C", n * n), n),
+                sk.kernel("matmul_tiled", T=T), (n // T, n // T), (T, T)) == "warp"
 
 
 @pytest.mark.parametrize("name", ["interleaved", "strided", "sequential"])
 def test_harris_reductions(name):
     # they diverge (a branch on tid): the per-thread executor's report, through the fallback
-    same(lambda: (_floats("g_in", 512), Array("g_out", 2)), sk.REDUCTIONS[name], 2, 256)
+    same(lambda: (_floats("g_in", 512), Array("g_out", 2)), sk.kernel(sk.REDUCTIONS[name]), 2, 256)
 
 
 def test_attention_kernels():
@@ -91,7 +94,7 @@ def test_attention_kernels():
     same(lambda: (_floats("P", N * N), _floats("V", N * d), Array("O", N * d), N, d), sk.attention_pv,
          (1, 2), (16, 16))
     same(lambda: (_floats("Q", 32 * 8), _floats("K", 32 * 8, 2), _floats("V", 32 * 8, 3), Array("O", 32 * 8),
-                  Array("L", 32), 32, 8, 16), sk.flash_attention, 1, 32)
+                  Array("L", 32), 32), sk.kernel("flash_attention", BR=32, BC=16, D=8, DTYPE="fp32"), 1, 32)
 
 
 def test_the_canonical_runs_report_the_warp_executor():
@@ -236,7 +239,7 @@ def k_zero_div(A, B):
     (k_row_overrun, lambda: (Array("M", [0.0] * 48, shape=(2, 24)), Array("out", 32)), 1, 32, "error"),
     (k_row_bool, lambda: (Array("M", [0.0] * 48, shape=(2, 24)), Array("out", 32)), 1, 32, "error"),
     (k_is, lambda: (_floats("A", 32), Array("B", 32)), 1, 32, "thread"),
-    (k_handler, lambda: (_floats("A", 32), Array("B", 32)), 1, 32, "thread"),
+    (k_handler, lambda: (_floats("A", 32), Array("B", 32)), 1, 32, None),   # caught, and still the launch fails (#42)
     (k_float_index, lambda: (_floats("A", 32), Array("B", 32)), 1, 32, "error"),
     (k_bool_store, lambda: (_floats("A", 32), Array("B", 32)), 1, 32, "error"),
     (k_range_lanes, lambda: (_floats("A", 64), Array("B", 64)), 1, 32, "thread"),
@@ -276,7 +279,7 @@ def test_a_mutable_default_keeps_it_per_thread():
 
 
 def test_kernels_from_text_with_an_error_name_the_same_line():
-    text = "def k(A, B, n):\n    i = blockIdx.x * blockDim.x + threadIdx.x\n    B[i] = A[i + 1]\n"
+    text = "def k(A, B, n):\n    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x\n    B[i] = A[i + 1]\n"
     kern = compile_kernel(text)
     assert same(lambda: (_floats("A", 64), Array("B", 64), 64), kern, 2, 32) is None   # lane 31 of block 1
     good = compile_kernel(text.replace("i + 1", "i"))

@@ -1,5 +1,5 @@
-"""calc.warpcount: the counts over hand-made records (one warp instruction each), by the hardware's rules."""
-from calc.warpcount import Instr, counts_of, l2_traffic, lines_of, sectors_of, sum_counts, wavefronts_of
+"""calc.sim.counts: the counts over hand-made records (one warp instruction each), by the hardware's rules."""
+from calc.sim.counts import Instr, counts_of, l2_traffic, lines_of, sectors_of, sum_counts, wavefronts_of
 
 
 class Arr:

@@ -1,4 +1,4 @@
-"""calc.warpsim counts what the hardware counts, on the canonical kernels, and names each error.
+"""calc.sim counts what the hardware counts, on the canonical kernels, and names each error.
 
 Expected counts are derived by hand from the hardware's arithmetic in the comments
 (32 lanes, 32-byte sectors, 128-byte lines, 32 banks of 4 bytes), not taken from a run.
@@ -12,20 +12,32 @@ import sys
 
 import pytest
 
-from calc import simkernels as sk
 from calc import tiling
-from calc.warpsim import (
-    Array, BarrierError, KernelError, KernelException, LaunchError, OutOfBounds, Race, StepLimit,
-    UninitializedRead, add, atomic_add, blockDim, blockIdx, counts_of, exp, fma, fmax, l2_traffic, launch, mul,
-    shared, syncthreads, threadIdx,
-)
-from calc import warpsim
+from calc import sim as warpsim
 from calc.cuda import Dim3
-from calc.warpcount import Instr
+from calc.sim import (
+    Array, BarrierError, KernelError, KernelException, LaunchError, OutOfBounds, Race, StepLimit,
+    UninitializedRead, counts_of, l2_traffic, launch,
+)
+from calc.sim import kernels as sk
+from calc.sim.counts import Instr
+# The executors' own protocol, below the kernel language: what calc.sim.lang compiles a Numba
+# kernel into (shared arrays made by name, a barrier a yield of syncthreads(), the counted
+# arithmetic as calls). These tests drive the executors with kernels written that way directly.
+from calc.sim.arith import add, div, exp, fma, fmax, mul, sub
+from calc.sim.lang import _atomic_add as atomic_add
+from calc.sim.memory import blockDim, blockIdx, gridDim, shared, syncthreads, threadIdx
 
 
 def line_of(func, text: str) -> int:
-    """The file line of the first source line of ``func`` containing ``text``."""
+    """The file line of the first source line of ``func`` containing ``text`` (a kernel compiled from
+    text: its text's line)."""
+    given = getattr(func, "__warpsim_source__", None)
+    if given is not None:
+        for line, ln in sorted(given.items()):
+            if text in ln:
+                return line
+        raise AssertionError(f"{text!r} not in {func.__name__}")
     lines, start = inspect.getsourcelines(func)
     for k, ln in enumerate(lines):
         if text in ln:
@@ -114,8 +126,8 @@ def test_transpose_unpadded_is_32_way_padded_is_conflict_free():
     A = plain.arrays["A"].data
     expected = [A[x * n + y] for y in range(n) for x in range(n)]
     assert plain.arrays["B"].data == expected and padded.arrays["B"].data == expected
-    read = line_of(sk.transpose_shared, "tile[threadIdx.x, threadIdx.y]")
-    write = line_of(sk.transpose_shared, "tile[threadIdx.y, threadIdx.x] =")
+    read = line_of(sk.transpose_shared, "tile[cuda.threadIdx.x, cuda.threadIdx.y]")
+    write = line_of(sk.transpose_shared, "tile[cuda.threadIdx.y, cuda.threadIdx.x] =")
     warps = (n // 32) ** 2 * 32                       # 4 blocks of 32 warps
     # lane x reads word x·32 + y: bank (32x + y) mod 32 = y for all 32 lanes: 32 words, 32 wavefronts
     assert plain.per_line[read].shared_loads == warps
@@ -158,7 +170,7 @@ def test_reductions_sum_correctly():
 
 def test_interleaved_reduction_diverges_in_every_warp():
     r = sk.run_reduce("interleaved", 256, 256)
-    steps = _by_step(r, sk.reduce_interleaved, "sdata[tid] + sdata[tid + s]")
+    steps = _by_step(r, sk.reduce_interleaved, "sdata[tid] += sdata[tid + s]")
     # s = 1: threads with tid % 2 == 0 work, 16 of each warp's 32 lanes: all 8 warps diverge
     first = [i for i, _ in steps if i.epoch == 1]
     assert len(first) == 2 * 8 and all(i.active == 16 and i.divergent for i in first)
@@ -168,7 +180,7 @@ def test_interleaved_reduction_diverges_in_every_warp():
 def test_strided_index_reduction_conflicts_and_sequential_does_not():
     strided = sk.run_reduce("strided", 256, 256)
     seq = sk.run_reduce("sequential", 256, 256)
-    st = _by_step(strided, sk.reduce_strided, "sdata[index] + sdata[index + s]")
+    st = _by_step(strided, sk.reduce_strided, "sdata[index] += sdata[index + s]")
     # s = 1: lane t reads word 2t: banks 0, 2, ..., 30 each hold two words: 2-way
     # s = 2: word 4t: 4-way; s = 4: word 8t: 8-way (warp 0 only)
     ways = {}
@@ -178,9 +190,9 @@ def test_strided_index_reduction_conflicts_and_sequential_does_not():
     assert strided.totals.bank_conflicts > 0
     assert seq.totals.bank_conflicts == 0
     # sequential addressing: s = 128, 64, 32 keep whole warps active or idle, so no divergence;
-    # s = 16, 8, 4, 2, 1 leave part of warp 0 idle: 5 steps × 3 instructions (2 loads, 1 store)
-    div = [i for i in seq.record if i.divergent and i.line == line_of(sk.reduce_sequential, "sdata[tid] = sdata")]
-    assert {i.warp for i in div} == {0} and len(div) == 5 * 3
+    # s = 16, 8, 4, 2, 1 leave part of warp 0 idle: 5 steps × 4 instructions (2 loads, 1 add, 1 store)
+    div = [i for i in seq.record if i.divergent and i.line == line_of(sk.reduce_sequential, "sdata[tid] += sdata")]
+    assert {i.warp for i in div} == {0} and len(div) == 5 * 4
     # the final `if tid == 0` store is divergent too, in every kernel
     assert all(i.warp == 0 for i in seq.record if i.divergent)
 
@@ -259,10 +271,10 @@ def test_counts_per_line_and_per_block_add_up():
     assert sum(c.sectors for c in r.per_line.values()) == t.sectors
     assert sum(c.flops for c in r.per_block.values()) == t.flops
     assert set(r.per_block) == {0, 1, 2, 3}
-    fma_line = line_of(sk.matmul_tiled, "acc = fma(")
+    fma_line = line_of(sk.matmul_tiled, "acc += ")
     assert r.per_line[fma_line].flops == t.flops
     rows = r.table()
-    assert any(row["line"] == fma_line and "fma" in row["source"] for row in rows)
+    assert any(row["line"] == fma_line and "As[ty, k] * Bs[k, tx]" in row["source"] for row in rows)
 
 
 # ------------------------------------------------------------------ errors
@@ -349,7 +361,7 @@ def test_write_write_race_between_barriers():
     line = line_of(k, "out[0] =")
     with pytest.raises(Race, match=rf"thread \(1, 0, 0\) of block \(0, 0, 0\): write to global out\[0\], which "
                                    rf"thread \(0, 0, 0\) of this block \(its own warp\) writes on line {line} "
-                                   r"between the same two syncthreads\(\) \(threads run in no set order\)$") as e:
+                                   r"between the same two cuda\.syncthreads\(\) \(threads run in no set order\)$") as e:
         launch(k, 1, 32, (Array("out", 1),))
     assert (e.value.array, e.value.index, e.value.line) == ("out", 0, line_of(k, "out[0] ="))
 
@@ -390,8 +402,8 @@ def test_read_after_write_without_barrier_is_a_race():
     # reported for the first lane, whichever thread the simulator happened to run first; both lines named
     with pytest.raises(Race, match=rf"line {line_of(k, 'out[threadIdx.x] =')}, thread \(0, 0, 0\).*read of shared "
                                    rf"s\[31\], which thread \(31, 0, 0\) of this block \(its own warp\) writes on line "
-                                   rf"{line_of(k, 's[threadIdx.x] = 2.0')} between the same two syncthreads\(\) "
-                                   r".*: a yield syncthreads\(\) must come between the write and the read"):
+                                   rf"{line_of(k, 's[threadIdx.x] = 2.0')} between the same two cuda\.syncthreads\(\) "
+                                   r".*: a cuda\.syncthreads\(\) must come between the write and the read"):
         launch(k, 1, 32, (Array("out", 32),))
 
 
@@ -459,14 +471,14 @@ def test_arrays_are_plain_after_the_launch():
 
 READER_SOURCE = """\
 def scale(A, B, n):
-    i = blockIdx.x * blockDim.x + threadIdx.x
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
     if i <= n:
-        B[i] = mul(A[i], 2.0)
+        B[i] = A[i] * 2.0
 """
 
 
 def test_compiled_kernels_report_the_readers_own_lines():
-    from calc.warpsim import compile_kernel
+    from calc.sim import compile_kernel
 
     k = compile_kernel(READER_SOURCE)
     A, B = Array("A", [1.0] * 64), Array("B", 64)
@@ -476,13 +488,13 @@ def test_compiled_kernels_report_the_readers_own_lines():
     r = launch(compile_kernel(READER_SOURCE.replace("<=", "<")), 2, 32, (A, Array("B", 64), 64))
     assert list(r.per_line) == [4]
     row = r.table()[0]
-    assert row["source"] == "B[i] = mul(A[i], 2.0)" and row["sectors"] == 2 * 2 * 4 and row["flops"] == 64
+    assert row["source"] == "B[i] = A[i] * 2.0" and row["sectors"] == 2 * 2 * 4 and row["flops"] == 64
     d = r.to_dict()
     assert d["totals"]["global_requests"] == 4 and d["roofline"]["bound"] == "memory"
 
 
 def test_compile_errors_name_the_line():
-    from calc.warpsim import KernelSyntaxError, compile_kernel
+    from calc.sim import KernelSyntaxError, compile_kernel
 
     with pytest.raises(KernelSyntaxError, match=r"^line 2: ") as e:
         compile_kernel("def k(A):\n    A[0] = = 1\n")
@@ -502,8 +514,8 @@ def test_threads_waiting_at_different_barriers_is_an_error():
             yield syncthreads()
         out[threadIdx.x] = 1.0
 
-    with pytest.raises(BarrierError, match=r"16 threads .* wait at the syncthreads\(\) on line (\d+); "
-                                           r"16 threads .* wait at the syncthreads\(\) on line (\d+)"):
+    with pytest.raises(BarrierError, match=r"16 threads .* wait at the cuda\.syncthreads\(\) on line (\d+); "
+                                           r"16 threads .* wait at the cuda\.syncthreads\(\) on line (\d+)"):
         launch(k, 1, 32, (Array("out", 32),))
 
 
@@ -575,7 +587,7 @@ def test_counts_hold_without_column_tables():
     # instructions after a few runs (moving f_lasti into their caches): one load per warp still.
     # Where there are subprocesses, in an interpreter started with -X no_debug_ranges; in Pyodide
     # (none), in this one, which still specialises.
-    code = ("from calc import simkernels as sk; t = sk.run_copy(4096, 1).totals; "
+    code = ("from calc.sim import kernels as sk; t = sk.run_copy(4096, 1).totals; "
             "print(t.global_loads, t.global_stores, t.sectors)")
     if sys.platform == "emscripten":
         t = sk.run_copy(4096, 1).totals
@@ -610,7 +622,7 @@ def test_a_missing_second_barrier_is_a_race_between_warps_naming_both_lines():
     with pytest.raises(Race, match=rf"^line {line_of(matmul, 'acc = fma')}, thread \(0, 0, 0\) of block \(0, 0, 0\): "
                                    r"read of shared Bs\[4, 0\], which thread \(0, 4, 0\) of this block \(another warp\) "
                                    rf"writes on line {line_of(matmul, 'Bs[ty, tx] =')} between the same two "
-                                   r"syncthreads\(\).*must come between the write and the read$"):
+                                   r"cuda\.syncthreads\(\).*must come between the write and the read$"):
         launch(matmul, (2, 2), (8, 8), args)
 
 
@@ -621,8 +633,8 @@ def test_a_read_of_shared_memory_before_its_write_points_at_the_barrier():
         out[threadIdx.x] = s[0, (threadIdx.x + 1) % 16]      # no barrier after the writes
 
     with pytest.raises(UninitializedRead, match=r"thread \(0, 0, 0\) .*read of shared s\[0, 1\] before any thread "
-                                                r"wrote it .*if another thread writes s\[0, 1\], a yield "
-                                                r"syncthreads\(\) must come between its write and this read"):
+                                                r"wrote it .*if another thread writes s\[0, 1\], a cuda\.syncthreads\(\) "
+                                                r"must come between its write and this read"):
         launch(k, 1, 32, (Array("out", 32),), vector=False)
 
 
@@ -635,18 +647,19 @@ def test_a_global_write_races_with_every_other_blocks_read_not_only_the_first_re
     # write. Blocks run one after another in the simulator, so a launch cannot show this order; the
     # rule is written to be order-free, and is checked here on a record made by hand.
     X = Array("X", [0.0, 0.0])
-    races = warpsim._Races(Dim3(32, 1, 1), [Dim3(0, 0, 0), Dim3(1, 0, 0)])
+    from calc.sim.races import ThreadRaces, WarpRaces
+    races = ThreadRaces(Dim3(32, 1, 1), [Dim3(0, 0, 0), Dim3(1, 0, 0)])
     races.check([_instr(0, "ld", X, 0, 10)])
     races.check([_instr(1, "ld", X, 0, 11)])
     races.check([_instr(1, "ld", X, 1, 11)])
     with pytest.raises(Race, match=r"block \(0, 0, 0\): write to global X\[0\], which thread \(0, 0, 0\) of block "
                                    r"\(1, 0, 0\) reads on line 11 in the same launch"):
         races.check([_instr(0, "st", X, 0, 12)])
-    from calc import warpvec          # the warp executor's copy of the rule decides the same
-    vraces = warpvec._Races()
+    from calc.sim.memory import _Fallback  # the warp executor's copy of the rule decides the same
+    vraces = WarpRaces()
     for ins in (_instr(0, "ld", X, 0, 10), _instr(1, "ld", X, 0, 11)):
         vraces.check([ins])
-    with pytest.raises(warpvec._Fallback):
+    with pytest.raises(_Fallback):
         vraces.check([_instr(0, "st", X, 0, 12)])
     Y = Array("Y", [0.0])                # read and then written by one block alone: no race
     for r in (races, vraces):
@@ -676,5 +689,5 @@ def test_one_thread_at_a_barrier_waits():
             yield syncthreads()
         out[threadIdx.x] = 1.0
 
-    with pytest.raises(BarrierError, match=r"1 thread \(\(0, 0, 0\)\) waits at the syncthreads\(\) on line"):
+    with pytest.raises(BarrierError, match=r"1 thread \(\(0, 0, 0\)\) waits at the cuda\.syncthreads\(\) on line"):
         launch(k, 1, 32, (Array("out", 32),))

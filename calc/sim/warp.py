@@ -1,4 +1,4 @@
-"""The fast path of ``calc.warpsim.launch``: a warp's lanes run as one, in lock step.
+"""The warp executor, the fast path of ``calc.sim.launch``: a warp's lanes run as one, in lock step.
 
 ``warpsim`` runs a kernel once per thread and rebuilds warp instructions from
 per-thread logs: a Python call per lane per access (about 0.3 µs each), so a
@@ -46,9 +46,11 @@ import math
 import operator
 from itertools import repeat
 
-from . import warpsim as ws
-from .cuda import WARP_SIZE
-from .warpcount import Instr
+from ..cuda import WARP_SIZE
+from . import memory as ws
+from .counts import Instr, Report
+from .memory import _Fallback, _fail, _log_flop
+from .races import WarpRaces as _Races
 
 try:  # to read a kernel's bytecode; absent from a trimmed standard library, then nothing runs here
     from opcode import opmap as _OPMAP
@@ -58,18 +60,6 @@ except ImportError:  # pragma: no cover
 _add, _mul = operator.add, operator.mul
 _new = object.__new__
 _FMA_KEY = 1 << ws._KEY_SHIFT  # a site key's access kind: 2 FLOPs per lane (warpsim's rid 1)
-
-
-class _Fallback(BaseException):
-    """The lanes parted or something went wrong: the per-thread executor takes the launch.
-    (A BaseException, so that no ``except Exception`` in kernel code could catch it.)"""
-
-
-def _fail() -> _Fallback:
-    st = ws._ST
-    if st is not None:
-        st.failed = True  # seen even if kernel code swallowed the exception
-    return _Fallback()
 
 
 # ------------------------------------------------------------------ lane values
@@ -87,10 +77,11 @@ class Lanes:
     """A value that differs across the lanes of a warp: ``v[lane]``. Arithmetic and comparisons
     work lane by lane; a truth test, ``int()``, ``float()`` or an index need every lane to agree."""
 
-    __slots__ = ("v", "memo")
+    __slots__ = ("v", "memo", "f")
 
     def __init__(self, v: list):
         self.v = v
+        self.f = None     # 1 when every lane holds a float, 0 when none does, None: not looked at yet
         self.memo = None  # as an index: the flat elements it gives per array shape and number (_flat2)
 
     def __bool__(self):
@@ -233,6 +224,7 @@ def fma(st, a, b, c):
         if ca and cb:
             out = _new(Lanes)
             out.memo = None
+            out.f = 1
             if cc:
                 out.v = [x * y + z for x, y, z in zip(a.v, b.v, c.v)]
             else:
@@ -252,7 +244,7 @@ def _fmax1(a, b):
 
 
 def fmax(st, a, b):
-    ws._log_flop(st, 1)
+    _log_flop(st, 1)
     if a.__class__ is not Lanes and b.__class__ is not Lanes:
         return _fmax1(a, b)
     n = st.live
@@ -264,7 +256,7 @@ def fmax(st, a, b):
 
 
 def exp(st, x):
-    ws._log_flop(st, 1)
+    _log_flop(st, 1)
     if x.__class__ is not Lanes:
         return math.exp(x)
     return _map1(math.exp, x.v)
@@ -273,6 +265,8 @@ def exp(st, x):
 # ------------------------------------------------------------------ arrays, a warp's access at a time
 
 _INT = {int}
+_FLOAT = {float}
+_NUMBERS = {int, float}
 
 
 def _in_range(lanes: Lanes, n: int) -> None:
@@ -321,10 +315,21 @@ def _gather(a, st, ks, out):
     st.steps -= st.live
     if st.steps <= 0:
         raise _fail()
-    return Lanes(vals) if out is None else out
+    if out is not None:
+        return out
+    out = Lanes(vals)
+    if a.dtype in ws._FLOAT_TYPES:
+        out.f = 1
+    return out
 
 
 def _scatter(a, st, ks, value) -> None:
+    if value.__class__ is Lanes:
+        if value.f != 1 and not (a.dtype not in ws._FLOAT_TYPES and set(map(type, value.v)) <= _NUMBERS) and \
+                set(map(type, value.v)) != _FLOAT:
+            raise _fail()  # ints into a float array (made floats), or not numbers: per thread
+    elif value.__class__ is not float and not (value.__class__ is int and a.dtype not in ws._FLOAT_TYPES):
+        raise _fail()
     _log(st, a, a._w, ks)
     data = a.data
     if a._npoison:  # elements written for the first time (a store writes no POISON)
@@ -451,6 +456,7 @@ class _V2:
                 out = _new(Lanes)
                 out.v = vals
                 out.memo = None
+                out.f = 1 if self.dtype in ws._FLOAT_TYPES else None  # a float array holds floats only
                 return out
         if c is int or c is Lanes:
             if c is Lanes:
@@ -523,11 +529,9 @@ _PLAIN = {v: k for k, v in _VEC.items()}
 
 # ------------------------------------------------------------------ which kernels may run here
 
-_API = ("blockIdx", "threadIdx", "blockDim", "gridDim", "warpSize", "shared", "syncthreads",
-        "add", "sub", "mul", "div", "fma", "fmax", "exp")
 _BUILTINS = (range, len, min, max, abs, int, float, bool, sum, round, divmod, pow, enumerate, zip,
              reversed, all, any)
-_OK = {id(getattr(ws, name)) for name in _API} | {id(f) for f in _BUILTINS} | {id(math)}
+_OK = {id(f) for f in _BUILTINS} | {id(math)}
 #: attributes that reach around the counted accesses (raw data, vector views) or Python's insides
 _RAW = {"data", "tolist", "vec"}
 _BAD_OPS = {_OPMAP[n] for n in ("STORE_GLOBAL", "DELETE_GLOBAL", "PUSH_EXC_INFO", "IS_OP", "STORE_ATTR",
@@ -551,7 +555,7 @@ def _codes(code):
             yield from _codes(c)
 
 
-def eligible(kernel, args) -> bool:
+def eligible(kernel, args, safe: frozenset = frozenset()) -> bool:
     """Whether ``kernel(*args)`` can run a warp at a time with results the per-thread executor
     would give (see the module docstring); when not, it runs per thread."""
     if _OPMAP is None:
@@ -574,12 +578,12 @@ def eligible(kernel, args) -> bool:
             return False
         stores_deref = stores_deref or bool(ops & _DEREF_STORES)
         for name in code.co_names:
-            if name in _RAW or name.startswith("_"):
+            if name in _RAW or name.startswith("_") and id(g.get(name)) not in safe:
                 return False
             x = g.get(name, missing)
             if x is missing:
                 x = b.get(name, missing)
-            if x is not missing and id(x) not in _OK and not _constant(x):
+            if x is not missing and id(x) not in _OK and id(x) not in safe and not _constant(x):
                 return False
     if kernel.__closure__:
         if stores_deref:
@@ -597,80 +601,6 @@ def eligible(kernel, args) -> bool:
 # ------------------------------------------------------------------ races, decided a warp instruction at a time
 
 
-class _Races:
-    """Whether an interval's instructions hold a race, by the rules of ``warpsim._Races``
-    (the same decisions; no messages, since a race hands the launch to the per-thread executor,
-    whose ``_Races`` words it). Lanes are whole warps and every access is one element wide."""
-
-    def __init__(self):
-        self.first_write: dict = {}  # global array -> {element: block of its first write}
-        self.first_read: dict = {}   # ... of its first read
-        self.other_read: dict = {}   # ... of its first read from a block not its first reader's
-
-    def check(self, instrs: list) -> None:
-        writes: dict = {}  # array -> {element: thread}, this interval
-        tids: dict = {}
-        for ins in instrs:
-            if ins.kind == "st":
-                d = writes.get(ins.array)
-                if d is None:
-                    d = writes[ins.array] = {}
-                t = tids.get((ins.warp, ins.live))
-                if t is None:
-                    t = tids[(ins.warp, ins.live)] = list(range(ins.warp * WARP_SIZE, ins.warp * WARP_SIZE + ins.live))
-                if list(map(d.setdefault, ins.index, t)) != t:
-                    raise _Fallback()  # an element another thread of the block writes
-        if writes:
-            for ins in instrs:
-                if ins.kind != "ld":
-                    continue
-                d = writes.get(ins.array)
-                if d and not d.keys().isdisjoint(ins.index):
-                    base = ins.warp * WARP_SIZE
-                    for lane, x in enumerate(ins.index):
-                        w = d.get(x)
-                        if w is not None and w != base + lane:
-                            raise _Fallback()
-        for ins in instrs:
-            arr = ins.array
-            if arr is None or arr.space != "global":
-                continue
-            b = ins.block
-            if ins.kind == "ld":
-                theirs = self.first_write.get(arr)
-                if theirs and not theirs.keys().isdisjoint(ins.index):
-                    if any(theirs.get(x, b) != b for x in ins.index):
-                        raise _Fallback()
-                mine = self.first_read.get(arr)
-                if mine is None:
-                    mine = self.first_read[arr] = {}
-                firsts = list(map(mine.setdefault, ins.index, repeat(b)))
-                mine_too = firsts.count(b)
-                if mine_too != len(firsts):      # read before by another block: keep this block too
-                    others = self.other_read.get(arr)
-                    if others is None:
-                        others = self.other_read[arr] = {}
-                    if not mine_too:             # the usual case: every lane's element (in C)
-                        list(map(others.setdefault, ins.index, repeat(b)))
-                    else:
-                        for x, f in zip(ins.index, firsts):
-                            if f != b:
-                                others.setdefault(x, b)
-            else:
-                theirs = self.first_read.get(arr)
-                if theirs and not theirs.keys().isdisjoint(ins.index):
-                    if any(theirs.get(x, b) != b for x in ins.index):
-                        raise _Fallback()
-                    others = self.other_read.get(arr)
-                    if others and any(others.get(x, b) != b for x in ins.index):
-                        raise _Fallback()
-                mine = self.first_write.get(arr)
-                if mine is None:
-                    mine = self.first_write[arr] = {}
-                if any(map(b.__ne__, map(mine.setdefault, ins.index, repeat(b)))):
-                    raise _Fallback()
-
-
 # ------------------------------------------------------------------ the launch, a warp at a time
 
 
@@ -682,15 +612,16 @@ def _lane_index(threads: list):
     return out
 
 
-def run(kernel, g, b, args, dev, max_steps: int, l2: int, arrays: list):
+def run(kernel, g, b, args, dev, max_steps: int, l2: int, arrays: list, safe: frozenset = frozenset(),
+        check_races: bool = True):
     """The launch's Report, computed a warp at a time; None when the per-thread executor must run
     it (the arrays then hold their launch-time contents again)."""
-    if not eligible(kernel, args):
+    if not eligible(kernel, args, safe):
         return None
     arrays = list(dict.fromkeys(arrays))
     saved = [a.data[:] for a in arrays]
     try:
-        report = _run(kernel, g, b, args, dev, max_steps, l2, arrays)
+        report = _run(kernel, g, b, args, dev, max_steps, l2, arrays, check_races)
     except _Fallback:
         report = None
     except Exception:  # any error: the per-thread executor finds which thread meets it first
@@ -701,13 +632,14 @@ def run(kernel, g, b, args, dev, max_steps: int, l2: int, arrays: list):
     return report
 
 
-def _run(kernel, g, b, args, dev, max_steps, l2, arrays):
+def _run(kernel, g, b, args, dev, max_steps, l2, arrays, check_races=True):
     st = ws._State(max_steps)
     st.device = dev
     is_gen = ws._is_generator_function(kernel)
     st.generator = is_gen
     st.kcode = code = kernel.__code__
     st.vec = True
+    st.to_warp = to_warp
     top = 0
     for a in arrays:
         a._attach(st, top)
@@ -753,7 +685,7 @@ def _run(kernel, g, b, args, dev, max_steps, l2, arrays):
                             st.frame = None
                             r = kernel(*args)
                             if not is_gen:
-                                if st.failed or st.pending_barrier is not None:
+                                if st.failed or st.error is not None or st.pending_barrier is not None:
                                     raise _Fallback()
                                 finished += 1
                                 logs.append((keys, idx, live, lane_ids))
@@ -768,7 +700,7 @@ def _run(kernel, g, b, args, dev, max_steps, l2, arrays):
                     except StopIteration:
                         finished += 1
                         y = None
-                    if st.failed or st.pending_barrier is not y:
+                    if st.failed or st.error is not None or st.pending_barrier is not y:
                         raise _Fallback()
                     st.pending_barrier = None
                     if y is not None:
@@ -790,7 +722,8 @@ def _run(kernel, g, b, args, dev, max_steps, l2, arrays):
                                               (code, site))
                         record.append(Instr(bnum, w, epoch, s[0], s[1], s[2], s[3], s[4], lane_ids,
                                             ks if ks.__class__ is tuple else tuple(ks), live, s[5]))
-                races.check(record[start:])
+                if check_races:
+                    races.check(record[start:])
                 if line is None:
                     break
                 epoch += 1
@@ -804,4 +737,8 @@ def _run(kernel, g, b, args, dev, max_steps, l2, arrays):
         for a in arrays:
             a.__class__ = _PLAIN.get(a.__class__, a.__class__)
             a._detach()
-    return ws.Report(kernel, g, b, dev, record, ws._source_of(kernel), l2, {a.name: a for a in arrays})
+    return Report(kernel, g, b, dev, record, ws._source_of(kernel), l2, {a.name: a for a in arrays})
+
+
+ws.SIM_FILES.add(_fail.__code__.co_filename)
+ws.SIM_FILES.add(run.__code__.co_filename)

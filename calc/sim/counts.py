@@ -21,8 +21,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
-from . import specs
-from .cuda import LINE_BYTES, SECTOR_BYTES, SMEM_BANK_BYTES, WARP_SIZE, Dim3
+from .. import specs
+from ..cuda import LINE_BYTES, SECTOR_BYTES, SMEM_BANK_BYTES, WARP_SIZE, Dim3
 
 # kinds of warp instruction
 LD, ST, ATOM, FLOP = "ld", "st", "atom", "flop"
@@ -473,6 +473,48 @@ class Report:
         for (b, _), c in self._aggregate().items():
             out.setdefault(b, Counts()).add(c)
         return dict(sorted(out.items()))
+
+    # -- who wrote what (the block-grid figure, the thread-hierarchy chapter)
+    def writes(self, name: str) -> list:
+        """``[(element, block, thread)]`` of every store to array ``name``, in record order: the
+        element as the kernel indexes it, ``block`` and ``thread`` as ``Dim3``."""
+        blocks = list(self.grid.indices())
+        bd = self.block
+        out = []
+        for ins in self.record:
+            if ins.kind != ST or ins.array.name != name:
+                continue
+            arr = ins.array
+            for lane, e in zip(ins.lanes, ins.index):
+                tid = ins.warp * WARP_SIZE + lane
+                t = Dim3(tid % bd.x, (tid // bd.x) % bd.y, tid // (bd.x * bd.y))
+                out.append((arr._unflat(e), blocks[ins.block], t))
+        return out
+
+    def writer_of(self, name: str) -> dict:
+        """``{element: (block, thread)}`` of the last store to each element of ``name``."""
+        return {e: (b, t) for e, b, t in self.writes(name)}
+
+    def writers(self, name: str) -> dict:
+        """``{element: [(block, thread), ...]}``: every thread that stored to each element, once each."""
+        by: dict = {}
+        for e, b, t in self.writes(name):
+            lst = by.setdefault(e, [])
+            if (b, t) not in lst:
+                lst.append((b, t))
+        return by
+
+    def races(self, name: str) -> dict:
+        """The elements of ``name`` that more than one thread stored to, with those threads (a launch
+        made with ``races=False``: otherwise the first such pair is a ``Race``)."""
+        return {e: w for e, w in self.writers(name).items() if len(w) > 1}
+
+    def thread_ids(self, name: str) -> dict:
+        """``{element: the global linear thread number of its last writer}``."""
+        from ..cuda import linear_block, linear_thread
+        n = self.block.count
+        return {e: linear_block(b, self.grid) * n + linear_thread(t, self.block)
+                for e, (b, t) in self.writer_of(name).items()}
 
     def per_instruction(self) -> list:
         return [(ins, counts_of(ins)) for ins in self.record]
