@@ -82,7 +82,7 @@ def test_starter_fails_on_its_budget_and_names_the_line():
     assert r["budgets"][1]["ok"]
     assert r["line"] == 4  # B[i] = A[i], in the reader's own numbering
     # by how much: the reader learns the size of the gap, not only that there is one
-    assert "sectors_per_request is 32, the budget is <= 4: 28 over, 8 times the limit (most of it on line 4)" \
+    assert "sectors_per_request is 32 at size 4,096, the budget is <= 4: 28 over, 8 times the limit (most of it on line 4)" \
         in r["message"], r["message"]
     json.dumps(r)
 
