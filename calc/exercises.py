@@ -679,7 +679,7 @@ def _index_text(arr: warpsim.Array, flat: int) -> str:
     return f"{arr.name}[{', '.join(map(str, idx[::-1]))}]"
 
 
-def _compare(spec: Spec, n, report, want: dict, args=()) -> Optional[dict]:
+def _compare(spec: Spec, n, report, want: dict, args=(), code: Optional[str] = None) -> Optional[dict]:
     for name, values in want.items():
         arr = report.arrays.get(name)
         if arr is None:
@@ -700,10 +700,55 @@ def _compare(spec: Spec, n, report, want: dict, args=()) -> Optional[dict]:
                 if line is None and g is not warpsim.POISON:
                     # an array that held data at launch (Y of y = a x + y): nobody stored here
                     said = f": no thread wrote {where}, which still holds its launch-time value"
+                if line is None:
+                    # no store reached the element: name the lines that store to the array (their
+                    # index misses it), or say that none does
+                    stores = _store_lines(report, arr)
+                    written = _text_store_lines(code, name)
+                    if stores:
+                        line = stores[0]
+                        said += (f" (the kernel stores {name} on line{'s' if len(stores) > 1 else ''} "
+                                 f"{', '.join(map(str, stores))}; no thread's index there reached {where})")
+                    elif written:
+                        line = written[0]
+                        said += (f" (no thread ran the store{'s' if len(written) > 1 else ''} to {name} on "
+                                 f"line{'s' if len(written) > 1 else ''} {', '.join(map(str, written))} at this size)")
+                    else:
+                        said += f" (no line of the kernel stores to {name})"
                 return {"stage": "mismatch", "size": _fmt_size(n), "array": name, "index": k,
                         "element": where, "expected": _show(w), "got": _show(g), "line": line,
                         "message": f"size {_fmt_size(n)}: {where} {got}, expected {_show(w)}{said}"}
     return None
+
+
+def _text_store_lines(code: Optional[str], name: str) -> list:
+    """The lines of a kernel's text that assign to an element of the argument ``name``
+    (``Y[i] = ...``, ``Y[i] += ...``, ``Y.vec(4)[i] = ...``), found without running it."""
+    try:
+        tree = ast.parse(code or "")
+    except SyntaxError:
+        return []
+    def base(t):
+        while isinstance(t, ast.Subscript):
+            t = t.value
+        if isinstance(t, ast.Call) and isinstance(t.func, ast.Attribute) and t.func.attr == "vec":
+            t = t.func.value
+        return t.id if isinstance(t, ast.Name) else None
+    out = set()
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, (ast.AugAssign, ast.AnnAssign)) else []
+        for t in targets:
+            for e in (t.elts if isinstance(t, ast.Tuple) else [t]):
+                if isinstance(e, ast.Subscript) and base(e) == name:
+                    out.add(node.lineno)
+    return sorted(out)
+
+
+def _store_lines(report, arr) -> list:
+    """The kernel lines that store to ``arr`` (any element), in order."""
+    return sorted({ins.line for ins in report.record if ins.kind in ("st", "atom") and ins.array is arr
+                   and ins.line is not None})
 
 
 def _writer_line(report, arr, flat: int) -> Optional[int]:
@@ -912,7 +957,7 @@ def check_code(code: str, spec: Spec, reference: Optional[dict] = None, ref_code
             result.update(_crash(e, n))
             result["sizes"].append({"size": _fmt_size(n), "ok": False, "ms": (time.perf_counter() - s0) * 1e3})
             break
-        bad = _compare(spec, n, report, want, args) or _changed_input(spec, n, report, before)
+        bad = _compare(spec, n, report, want, args, code) or _changed_input(spec, n, report, before)
         result["sizes"].append({"size": _fmt_size(n), "ok": bad is None, "ms": (time.perf_counter() - s0) * 1e3})
         if bad:
             result.update(bad)

@@ -103,6 +103,7 @@ def gives(cause, r: dict) -> bool:
 def assert_rejected(k: Kernel, r: dict) -> None:
     assert not r["passed"], f"{k.ex} / {k.name}: a wrong kernel PASSED: {r['message']}"
     assert gives(k.cause, r), f"{k.ex} / {k.name}: rejected, but not for {k.cause}: {shown(r)}"
+    assert "yield" not in r["message"], f"{k.ex} / {k.name}: the message speaks the old dialect: {r['message']}"
     if k.lines:
         assert r.get("line") in k.lines and f"line {r.get('line')}" in r["message"], (
             f"{k.ex} / {k.name}: the message should name line {' or '.join(map(str, k.lines))}: "
@@ -260,7 +261,7 @@ WRONG = [
                 y = c[7]
                 for k in range(6, -1, -1):
                     y = y * x + c[k]
-                Y[i + 1] = y
+                Y[i + 1] = y                         # <-
         """),
 
     # ---------------------------------------------------------------- ex-gpu-divergence
@@ -330,7 +331,7 @@ WRONG = [
             e = cuda.blockIdx.x * cuda.blockDim.x + t % half
             if e < n:
                 if t < half:
-                    P[e] = A[e] * A[e]
+                    P[e] = A[e] * A[e]               # <-
                 else:
                     Q[e] = math.exp(A[e])
         """),
@@ -459,7 +460,7 @@ WRONG = [
         def copy4(A, B, n):
             i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
             if 4 * i + 3 < n:
-                B.vec(4)[i] = A.vec(4)[i]
+                B.vec(4)[i] = A.vec(4)[i]            # <-
         """),
     W("ex-gpu-float4", "the tail loop runs to n for everyone", RACE, """
         @cuda.jit
@@ -485,7 +486,7 @@ WRONG = [
         def copy4(A, B, n):
             i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
             if 2 * i + 1 < n:
-                B.vec(2)[i] = A.vec(2)[i]
+                B.vec(2)[i] = A.vec(2)[i]            # <-
             elif 2 * i < n:
                 B[2 * i] = A[2 * i]
         """),
@@ -1151,7 +1152,7 @@ WRONG = [
         def saxpy(a, X, Y, n):
             i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
             if i < n:
-                Y[i] += a * X[i]
+                Y[i] += a * X[i]                     # <-
         """),
     W("ex-cuda-grid-stride", "stride blockDim", RACE, """
         @cuda.jit
@@ -1186,7 +1187,7 @@ WRONG = [
             T = cuda.gridDim.x * cuda.blockDim.x
             i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
             while i < n:
-                Y[i] += a * X[i]
+                Y[i] += a * X[i]                     # <-
                 i += T + 1
         """),
     W("ex-cuda-grid-stride", "forgets + Y", MISMATCH, """
@@ -1359,7 +1360,7 @@ WRONG = [
                 l += x
             l = block_reduce(red, l, False)
             for j, x in zip(cols_t, e):
-                Y[r * cols + j] = x / l
+                Y[r * cols + j] = x / l              # <-
 
         @cuda.jit(device=True)
         def block_reduce(red, x, is_max):
