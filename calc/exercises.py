@@ -550,8 +550,12 @@ def _rng(spec: Spec, n) -> random.Random:
 
 
 def _inputs(spec: Spec, n) -> tuple:
+    """The launch's arguments. A list among them (Horner's coefficients) is passed as a tuple, as
+    Numba passes a tuple by value: a list would be Python state every thread shares, uncounted,
+    that a kernel could write or append to (and nothing would compare it afterwards)."""
     args = spec.inputs(n, _rng(spec, n))
-    return tuple(args) if isinstance(args, (tuple, list)) else (args,)
+    args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
+    return tuple(tuple(a) if isinstance(a, list) else a for a in args)
 
 
 def _launch(kernel, spec: Spec, n, args):

@@ -252,6 +252,30 @@ WRONG = [
                         y = y * x + c[k]
                     Y[j] = y
         """),
+    W("ex-roofline-horner", "a coefficient overwritten", ("KernelException", "TypeError"), """
+        @cuda.jit
+        def horner(X, Y, c, n):
+            i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+            if i < n:
+                x = X[i]
+                y = c[7]
+                for k in range(6, -1, -1):
+                    y = y * x + c[k]
+                Y[i] = y
+                c[1] = 5.0                           # <-
+        """),
+    W("ex-roofline-horner", "the coefficients as scratch space", ("KernelException", "append"), """
+        @cuda.jit
+        def horner(X, Y, c, n):
+            i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+            if i < n:
+                x = X[i]
+                y = c[7]
+                for k in range(6, -1, -1):
+                    y = y * x + c[k]
+                Y[i] = y
+            c.append(1.0)                            # <-
+        """),
     W("ex-roofline-horner", "written one element to the right", UNWRITTEN, """
         @cuda.jit
         def horner(X, Y, c, n):
@@ -787,6 +811,13 @@ WRONG = [
             cuda.syncthreads()
             if tid == 0:
                 g_out[cuda.blockIdx.x] = acc[0]
+        """),
+    W("ex-gpu-reduction", "global atomics into an output never zeroed", UNINIT, """
+        @cuda.jit
+        def reduce(g_in, g_out, n):
+            i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+            if i < n:
+                cuda.atomic.add(g_out, cuda.blockIdx.x, g_in[i])   # <-
         """),
     W("ex-gpu-reduction", "atomics, the last thread reads with no barrier", RACE, """
         @cuda.jit
@@ -2153,6 +2184,16 @@ ALTERNATIVES = [
             tree(sdata, tid)
             if tid == 0:
                 g_out[cuda.blockIdx.x] = sdata[0]
+        """),
+    OK("ex-gpu-reduction", "global atomics, each block zeroing its own sum first", """
+        @cuda.jit
+        def reduce(g_in, g_out, n):
+            i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+            if cuda.threadIdx.x == 0:
+                g_out[cuda.blockIdx.x] = 0.0
+            cuda.syncthreads()
+            if i < n:
+                cuda.atomic.add(g_out, cuda.blockIdx.x, g_in[i])
         """),
     OK("ex-gpu-complex", "the vector read through a helper", """
         TPB = 64
