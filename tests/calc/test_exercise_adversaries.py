@@ -44,6 +44,7 @@ def budget(*words: str) -> tuple:
 
 
 FP32_EXP = "FP32 exp overflow: lead adds after merge"
+LOCAL_ZERO = "cuda.local.array starts as zeros in the simulator; CUDA's local memory starts uninitialised (sim)"
 DEVICE_LINE = "a race inside a device function names the kernel's line that called it (sim)"
 
 
@@ -433,6 +434,13 @@ WRONG = [
             if i < n:
                 B[j] = A[j]
         """),
+    W("ex-coalesced-copy", "shifted by one: B[i - 1]", OOB, """
+        @cuda.jit
+        def copy(A, B, n):
+            i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+            if i < n:
+                B[i - 1] = A[i - 1]                  # <-
+        """),
     W("ex-coalesced-copy", "zeroes A behind it", INPUT, """
         @cuda.jit
         def copy(A, B, n):
@@ -811,6 +819,29 @@ WRONG = [
             cuda.syncthreads()
             if tid == 0:
                 g_out[cuda.blockIdx.x] = acc[0]
+        """),
+    W("ex-gpu-reduction", "shared memory zeroed in block 0 only", UNINIT, """
+        TPB = 256
+
+        @cuda.jit
+        def reduce(g_in, g_out, n):
+            sdata = cuda.shared.array(TPB, numba.float32)
+            tid = cuda.threadIdx.x
+            i = cuda.blockIdx.x * cuda.blockDim.x + tid
+            if cuda.blockIdx.x == 0:
+                sdata[tid] = 0.0
+            cuda.syncthreads()
+            if i < n:
+                sdata[tid] += g_in[i]                # <-
+            cuda.syncthreads()
+            s = cuda.blockDim.x // 2
+            while s > 0:
+                if tid < s:
+                    sdata[tid] += sdata[tid + s]
+                cuda.syncthreads()
+                s //= 2
+            if tid == 0:
+                g_out[cuda.blockIdx.x] = sdata[0]
         """),
     W("ex-gpu-reduction", "global atomics into an output never zeroed", UNINIT, """
         @cuda.jit
@@ -1766,6 +1797,10 @@ WRONG += [
     W("ex-tiling-registers", "the 2 x 2 outputs swapped", MISMATCH, edit(REGISTERS,
         ("acc[i][j] += a[i] * b[j]", "acc[j][i] += a[i] * b[j]"),
         ("C[r * n + c] = acc[i][j]", "C[r * n + c] = acc[i][j]   " + MARK))),
+    W("ex-tiling-registers", "accumulators in cuda.local.array, never zeroed", UNINIT, edit(REGISTERS,
+        ("    acc = [[0.0, 0.0], [0.0, 0.0]]\n", "    acc = cuda.local.array(4, numba.float32)\n"),
+        ("acc[i][j] += a[i] * b[j]", "acc[2 * i + j] += a[i] * b[j]   " + MARK),
+        ("C[r * n + c] = acc[i][j]", "C[r * n + c] = acc[2 * i + j]")), xfail=LOCAL_ZERO),
     W("ex-tiling-registers", "no guard on the loads", OOB, edit(REGISTERS,
         ("A[r * n + a] if r < n and a < n else 0.0", "A[r * n + a]   " + MARK))),
     W("ex-tiling-registers", "outputs 1 apart, not 8", [RACE, MISMATCH], edit(REGISTERS,
@@ -2111,9 +2146,25 @@ ALTERNATIVES = [
                 if e < n:
                     Q[e] = math.exp(A[e])
         """),
+    OK("ex-gpu-divergence", "the first four warps do both jobs, the others none", """
+        @cuda.jit
+        def two_jobs(A, P, Q, n):
+            t = cuda.threadIdx.x
+            e = cuda.blockIdx.x * 128 + t
+            if t < 128 and e < n:
+                P[e] = A[e] * A[e]
+                Q[e] = math.exp(A[e])
+        """),
     OK("ex-coalesced-copy", "cuda.grid(1)", """
         @cuda.jit
         def copy(A, B, n):
+            i = cuda.grid(1)
+            if i < n:
+                B[i] = A[i]
+        """),
+    OK("ex-coalesced-copy", "the kernel under a name of the reader's own", """
+        @cuda.jit
+        def my_copy(A, B, n):
             i = cuda.grid(1)
             if i < n:
                 B[i] = A[i]
