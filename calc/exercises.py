@@ -628,13 +628,37 @@ def _crash(e: BaseException, n=None) -> dict:
 _CRASHES = (Exception, SystemExit)
 
 
+def _attribute_store(code: str) -> Optional[dict]:
+    """A compile result refusing a kernel that sets an attribute (``numba.float32 = ...``,
+    ``A.itemsize = 0``, ``kernel.total = 0.0``), or None. Numba's kernels set elements, never
+    attributes; here every attribute a kernel reaches belongs to the simulator (its arrays, its
+    numba / cuda / math namespaces, the kernel's own function), and setting one changed that
+    check or every later one in the page's worker: a first Check setting numba.float32 =
+    numba.float16 let the next Check of the bank-conflicted complex starter pass."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return None     # the simulator says why, with the line
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            target = ast.unparse(node)
+            return {"stage": "compile", "kind": "KernelSyntaxError", "line": node.lineno,
+                    "message": f"line {node.lineno}: {target} = ...: a kernel sets array elements "
+                               f"(A[i] = x), not attributes; {target} belongs to the simulator, and "
+                               f"changing it is not GPU memory (keep data in cuda.shared.array or "
+                               f"cuda.local.array)", "detail": f"assignment to the attribute {target}"}
+    return None
+
+
 def compile_reader(code: str, spec: Spec):
     """The reader's kernel, or a result dict describing why it does not compile."""
     name = spec.kernel
     if name is not None and not re.search(rf"^\s*def\s+{re.escape(name)}\s*\(", code, re.M):
         name = None     # the reader named their kernel otherwise: the simulator picks it
     try:
-        return warpsim.compile_kernel(code, name, filename=_READER), None
+        kernel = warpsim.compile_kernel(code, name, filename=_READER)
+        refused = _attribute_store(code)    # after the simulator's own refusals, which come first
+        return (None, refused) if refused else (kernel, None)
     except warpsim.KernelError as e:
         return None, _kernel_error(e)
     except _CRASHES as e:

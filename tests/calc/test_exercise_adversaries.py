@@ -2450,8 +2450,6 @@ def wrap(solution: str, top: str = "", body: str = "") -> tuple:
     return text, marked[0] if marked else next(i for i, ln in enumerate(lines, 1) if ln.strip() == fill(first)[0].strip())
 
 
-ARRAY_ATTRS = "assigning an array's attributes is not refused (A.itemsize = 0 crashed the check) (sim)"
-FUNC_ATTRS = "an attribute set on a function or a module (kernel.total, math.pi) is Python state, not refused (sim)"
 
 CHEATS = [
     # walking frames to the expected values
@@ -2473,9 +2471,11 @@ CHEATS = [
     ("a module-level list accumulator", "ACC = [0.0]", "", None),
     ("global state", "TOTAL = 0.0", "global TOTAL   # <-\nTOTAL = 0.0", None),
     ("a mutable default argument", "def keep(x, acc=[]):\n    acc.append(x)\n    return acc", "", None),
-    ("state on the kernel function", "", "{k}.total = 0.0", FUNC_ATTRS),
-    ("state on an imported module", "import math", "math.pi = 3.0   # <-", FUNC_ATTRS),
-    ("an array's attributes rewritten", "", "{A}.itemsize = 0", ARRAY_ATTRS),
+    ("state on the kernel function", "", "{k}.total = 0.0", None),
+    ("state on an imported module", "import math", "math.pi = 3.0   # <-", None),
+    ("the simulator's element type changed", "import numba", "numba.float32 = numba.float16   # <-", None),
+    ("the launch's shape changed", "", "cuda.gridDim.x = 1", None),
+    ("an array's attributes rewritten", "", "{A}.itemsize = 0", None),
     # swallowed errors, and leaving the interpreter
     ("try/except around an out-of-bounds write", "", "try:\n    {A}[10 ** 9] = 0.0\nexcept Exception:\n    pass", None),
     ("raise SystemExit", "", "raise SystemExit(0)", None),
@@ -2524,13 +2524,34 @@ def test_a_stored_value_that_is_not_a_number_of_the_array_fails(book, value):
     assert_rejected(k, check(book, k.ex, k.text))
 
 
-def test_a_kernel_the_simulator_fails_on_is_an_error_not_an_exception_out_of_handle(book):
+def test_a_kernel_the_simulator_fails_on_is_an_error_not_an_exception_out_of_handle(book, monkeypatch):
     """A.itemsize = 0 made the race check divide by zero, and the exception left handle (the page
-    would show an internal error). Whatever the simulator raises, the check fails with a message."""
-    text, _ = wrap(book["ex-coalesced-copy"].solution, body="{A}.itemsize = 0")
-    r = check(book, "ex-coalesced-copy", text)
-    assert not r["passed"] and r["stage"] in ("compile", "error"), r
-    assert "itemsize" in r["message"] or "simulator failed on your kernel" in r["message"], r["message"]
+    would show an internal error). Whatever the simulator raises, the check fails with a message
+    (the attribute store is refused now, so the simulator is made to fail here by hand)."""
+    from calc import sim
+    _PAGE.setdefault("ex-coalesced-copy", E.page_data(book["ex-coalesced-copy"]))  # the build's part, unbroken
+
+    def broken(*a, **k):
+        raise ZeroDivisionError("integer division or modulo by zero")
+    monkeypatch.setattr(sim, "launch", broken)
+    r = check(book, "ex-coalesced-copy", book["ex-coalesced-copy"].solution)
+    assert not r["passed"] and r["stage"] == "error" and r["kind"] == "ZeroDivisionError", r
+    assert "the simulator failed on your kernel (ZeroDivisionError" in r["message"], r["message"]
+
+
+def test_one_check_cannot_change_the_simulator_for_the_next(book):
+    """A first Check setting numba.float32 = numba.float16 (in the simulator's own numba, shared by
+    every kernel of the worker) let the next Check of the complex starter pass: its shared array
+    became fp16 and its bank conflicts went away."""
+    from calc.sim import lang
+    kept = lang.numba.float32
+    try:
+        first = check(book, "ex-gpu-complex", HEAD + "@cuda.jit\ndef power(X, P, n):\n    numba.float32 = numba.float16\n")
+        assert first["stage"] == "compile" and first["line"] == 7, first
+        r = check(book, "ex-gpu-complex", book["ex-gpu-complex"].starter)
+        assert not r["passed"] and "bank_conflicts" in r["message"], r["message"]
+    finally:
+        lang.numba.float32 = kept
 
 
 def test_the_kernel_checked_is_the_exercises_function_not_an_earlier_draft(book):
