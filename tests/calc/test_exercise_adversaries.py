@@ -2399,6 +2399,10 @@ def dot(q, Ks, c, d):
         ("        row = table[t // 16] * 16 + t % 16\n        key = K.vec(8)[row]\n",
          "        blk, r = divmod(t, 16)\n        row = table[blk] * 16 + r\n"),
         ("s += q[k] * key[k]", "s += q[k] * K[row * d + k]"))),
+    OK("ex-serving-paged", "the query iterated over (for k, qk in enumerate(q))", edit(PAGED,
+        ("        for k in range(d):\n            s += q[k] * key[k]", "        for k, qk in enumerate(q):\n            s += qk * key[k]")),
+       xfail="iterating over an array (for x in A, enumerate, tuple(A)) is Numba, but the simulator's iteration "
+             "probes index n and reports it out of bounds (sim)"),
     OK("ex-comm-reduce-step", "cuda.grid(1), the add spelled out", """
         @cuda.jit
         def reduce_step(B, R, off, n):
