@@ -360,6 +360,20 @@ WRONG = [
                 else:
                     Q[e] = math.exp(A[e])
         """),
+    W("ex-gpu-divergence", "the second half indexed by t, not t - half", [RACE, OOB] + UNWRITTEN, """
+        @cuda.jit
+        def two_jobs(A, P, Q, n):
+            t = cuda.threadIdx.x
+            half = cuda.blockDim.x // 2
+            if t < half:
+                e = cuda.blockIdx.x * half + t
+                if e < n:
+                    P[e] = A[e] * A[e]
+            else:
+                e = cuda.blockIdx.x * half + t
+                if e < n:
+                    Q[e] = math.exp(A[e])            # <-
+        """),
     W("ex-gpu-divergence", "split by half-warps", budget("divergent"), """
         @cuda.jit
         def two_jobs(A, P, Q, n):
@@ -1634,6 +1648,10 @@ WRONG += [
     W("ex-attn-flash", "no guard on the output", [OOB, ZERODIV],
       flash(out=_sub(_sub(FLASH_OUT, "    if live:\n", "    if True:\n"),
                      "O[i * d + k] = o[k] * (1 / l)", "O[i * d + k] = o[k] * (1 / l)   " + MARK))),
+    W("ex-attn-flash", "the running maximum never kept", MISMATCH,
+      flash(acc=_sub(FLASH_ACC, "            m = m_new\n", ""),
+            out=_sub(_sub(FLASH_OUT, "O[i * d + k] = o[k] * (1 / l)", "O[i * d + k] = o[k] * (1 / l)   " + MARK),
+                     "L[i] = m + math.log(l)", "L[i] = m + math.log(l)   " + MARK))),
     W("ex-attn-flash", "L never written", UNWRITTEN, flash(out=_sub(FLASH_OUT, "L[i] = m + math.log(l)", "pass"))),
     W("ex-attn-flash", "scores not scaled by 1/sqrt(d)", MISMATCH,
       flash(head=_sub(FLASH_HEAD, "(Q[i * d + k] * (1 / math.sqrt(d)))", "Q[i * d + k]"),
@@ -1898,6 +1916,8 @@ WRONG += [
         ("acc += W[m * K + k] * x[k]", "acc += W[m * K + k] * x[k]   " + MARK))),
     W("ex-serving-gemv", "the last weight skipped", MISMATCH, edit(GEMV,
         ("range(lane, K, 32)", "range(lane, K - 1, 32)"), ("y[m] = red[0]", "y[m] = red[0]   " + MARK))),
+    W("ex-serving-gemv", "the row strided by 16 with 32 lanes", MISMATCH, edit(GEMV,
+        ("range(lane, K, 32)", "range(lane, K, 16)"), ("y[m] = red[0]", "y[m] = red[0]   " + MARK))),
     W("ex-serving-gemv", "the tree starts at 8", MISMATCH, edit(GEMV,
         ("s = 16", "s = 8"), ("y[m] = red[0]", "y[m] = red[0]   " + MARK))),
     W("ex-serving-gemv", "every lane stores y[m]", RACE, edit(GEMV,
@@ -2614,3 +2634,18 @@ def copy(A, B, n):
 def test_a_kernel_efficient_only_at_the_published_measured_sizes_fails(book):
     r = check(book, "ex-coalesced-copy", HEAD + COPY_TUNED_TO_BOTH)
     assert not r["passed"], r["message"]
+
+
+RACY = [k for k in WRONG if not k.xfail and any(c in (RACE, UNINIT) for c in (
+    k.cause if isinstance(k.cause, list) else [k.cause]))]
+
+
+@pytest.mark.parametrize("k", [_param(k) for k in RACY])
+def test_the_per_thread_executor_rejects_the_same_races(book, k, monkeypatch):
+    """The simulator runs a kernel a warp at a time when it can and per thread otherwise, with a
+    race check each (#42: the warp executor had a copy of it). Forced per thread, every racy or
+    barrier-missing kernel is rejected just as it is by default."""
+    from calc.sim import warp
+    _PAGE.setdefault(k.ex, E.page_data(book[k.ex]))
+    monkeypatch.setattr(warp, "eligible", lambda *a, **kw: False)
+    assert_rejected(k, check(book, k.ex, k.text))
