@@ -501,10 +501,38 @@ def load_spec(source: str, exercise_id: str = "ex", first_line: int = 1, path: s
                 d["l2_bytes"], int(d["max_steps"]), float(d["time_limit"]), also, d.get("one_warp_blocks"))
 
 
+def kernel_name(code: Optional[str]) -> Optional[str]:
+    """The kernel of a text, by its name: the one ``@cuda.jit`` function that is not a device
+    function; else the first function no other one calls (None if the text does not parse)."""
+    try:
+        tree = ast.parse(code or "")
+    except SyntaxError:
+        return None
+    funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+
+    def jit(d):
+        f = d.func if isinstance(d, ast.Call) else d
+        device = isinstance(d, ast.Call) and any(
+            k.arg == "device" and isinstance(k.value, ast.Constant) and k.value.value for k in d.keywords)
+        return (isinstance(f, ast.Attribute) and f.attr == "jit" or isinstance(f, ast.Name) and f.id == "jit"), device
+
+    kernels = [f.name for f in funcs if any(jit(d)[0] and not jit(d)[1] for d in f.decorator_list)]
+    if len(kernels) == 1:
+        return kernels[0]
+    called = {c.func.id for f in funcs for c in ast.walk(f) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
+    roots = [f.name for f in funcs if f.name not in called]
+    return (kernels or roots or [f.name for f in funcs] or [None])[0]
+
+
 def spec_of(ex: Exercise) -> Spec:
+    """The exercise's check, loaded; the kernel checked is the function of the reference's name
+    (a text holding a correct draft under another name and a wrong kernel checks the kernel)."""
     if ex.check is None:
         raise ExerciseError(f"exercise #{ex.id} has no check", ex.line, ex.path)
-    return load_spec(ex.check, ex.id, ex.check_line, ex.path)
+    spec = load_spec(ex.check, ex.id, ex.check_line, ex.path)
+    if spec.kernel is None:
+        spec.kernel = kernel_name(ex.solution)
+    return spec
 
 
 def _tb_line(e: BaseException, filename: str) -> Optional[int]:
@@ -523,8 +551,12 @@ def _rng(spec: Spec, n) -> random.Random:
 
 
 def _inputs(spec: Spec, n) -> tuple:
+    """The launch's arguments. A list among them (Horner's coefficients) is passed as a tuple, as
+    Numba passes a tuple by value: a list would be Python state every thread shares, uncounted,
+    that a kernel could write or append to (and nothing would compare it afterwards)."""
     args = spec.inputs(n, _rng(spec, n))
-    return tuple(args) if isinstance(args, (tuple, list)) else (args,)
+    args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
+    return tuple(tuple(a) if isinstance(a, list) else a for a in args)
 
 
 def _launch(kernel, spec: Spec, n, args):
@@ -561,6 +593,9 @@ def _kernel_error(e: warpsim.KernelError, n=None) -> dict:
     line = e.line
     found = _reader_line(e)
     text = str(e)
+    if isinstance(e, warpsim.Race) and "race" not in e.message.lower():
+        # the page shows the message alone: say what it is before which threads and lines
+        text = text.replace(e.message, "a data race: " + e.message, 1)
     if found is not None and found != line:
         text = (re.sub(r"^line \d+", f"line {found}", text) if line is not None
                 else f"line {found}, {text}" if e.thread is not None else f"line {found}: {text}")
@@ -575,19 +610,73 @@ def _kernel_error(e: warpsim.KernelError, n=None) -> dict:
     return out
 
 
+def _crash(e: BaseException, n=None) -> dict:
+    """A result for an exception that is not a KernelError, raised while compiling or running a
+    reader's kernel: the simulator failed on something it should have refused with a message of
+    its own. The check fails (nothing the kernel does may turn into "passed", nor reach the page
+    as an internal error), naming the reader's line when the traceback has one."""
+    line = _reader_line(e)
+    where = f"line {line}: " if line else ""
+    size = f"size {_fmt_size(n)}: " if n is not None else ""
+    return {"stage": "error", "kind": type(e).__name__, "line": line, "size": _fmt_size(n) if n is not None else None,
+            "message": f"{size}{where}the simulator failed on your kernel ({type(e).__name__}: {e}); it should "
+                       f"have said why, so please report this kernel", "detail": str(e)}
+
+
+# What a reader's kernel may raise through the simulator that ends the check as an error: any
+# Exception, and SystemExit (raised by a kernel, it must not end the page's worker). Not
+# KeyboardInterrupt: that is how the page stops a kernel that runs too long.
+_CRASHES = (Exception, SystemExit)
+
+
+def _attribute_store(code: str) -> Optional[dict]:
+    """A compile result refusing a kernel that sets an attribute (``numba.float32 = ...``,
+    ``A.itemsize = 0``, ``kernel.total = 0.0``), or None. Numba's kernels set elements, never
+    attributes; here every attribute a kernel reaches belongs to the simulator (its arrays, its
+    numba / cuda / math namespaces, the kernel's own function), and setting one changed that
+    check or every later one in the page's worker: a first Check setting numba.float32 =
+    numba.float16 let the next Check of the bank-conflicted complex starter pass."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return None     # the simulator says why, with the line
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            target = ast.unparse(node)
+            return {"stage": "compile", "kind": "KernelSyntaxError", "line": node.lineno,
+                    "message": f"line {node.lineno}: {target} = ...: a kernel sets array elements "
+                               f"(A[i] = x), not attributes; {target} belongs to the simulator, and "
+                               f"changing it is not GPU memory (keep data in cuda.shared.array or "
+                               f"cuda.local.array)", "detail": f"assignment to the attribute {target}"}
+    return None
+
+
 def compile_reader(code: str, spec: Spec):
     """The reader's kernel, or a result dict describing why it does not compile."""
+    name = spec.kernel
+    if name is not None and not re.search(rf"^\s*def\s+{re.escape(name)}\s*\(", code, re.M):
+        name = None     # the reader named their kernel otherwise: the simulator picks it
     try:
-        return warpsim.compile_kernel(code, spec.kernel, filename=_READER), None
+        kernel = warpsim.compile_kernel(code, name, filename=_READER)
+        refused = _attribute_store(code)    # after the simulator's own refusals, which come first
+        return (None, refused) if refused else (kernel, None)
     except warpsim.KernelError as e:
         return None, _kernel_error(e)
+    except _CRASHES as e:
+        return None, _crash(e)
+
+
+# What an element of an array may hold after a launch: a number of Python's own types, not a
+# subclass (whose __eq__ could say anything), not a complex, a tuple or any other object a kernel
+# stored (0.5 + 0j compared equal to 0.5).
+_ELEMENT_TYPES = (int, float)
 
 
 def _close(got, want, tol: float) -> bool:
     if isinstance(want, (tuple, list)):
         return isinstance(got, (tuple, list)) and len(got) == len(want) and all(
             _close(g, w, tol) for g, w in zip(got, want))
-    if got is warpsim.POISON:
+    if got is warpsim.POISON or type(got) not in _ELEMENT_TYPES:
         return False
     try:
         if isinstance(want, float) or isinstance(got, float):
@@ -595,7 +684,7 @@ def _close(got, want, tol: float) -> bool:
                 return isinstance(got, float) and math.isnan(got)
             return abs(got - want) <= tol * max(1.0, abs(want))
         return got == want
-    except TypeError:
+    except (TypeError, OverflowError, ValueError):
         return False
 
 
@@ -619,7 +708,7 @@ def _index_text(arr: warpsim.Array, flat: int) -> str:
     return f"{arr.name}[{', '.join(map(str, idx[::-1]))}]"
 
 
-def _compare(spec: Spec, n, report, want: dict, args=()) -> Optional[dict]:
+def _compare(spec: Spec, n, report, want: dict, args=(), code: Optional[str] = None) -> Optional[dict]:
     for name, values in want.items():
         arr = report.arrays.get(name)
         if arr is None:
@@ -628,7 +717,8 @@ def _compare(spec: Spec, n, report, want: dict, args=()) -> Optional[dict]:
         values = list(values)
         if len(values) != len(arr.data):
             raise ExerciseError(f"expected() gave {len(values)} values for {name}, which holds {len(arr.data)}")
-        if arr.data == values:      # exactly equal (a copy, integer results): no element-wise pass
+        if arr.data == values and all(type(g) in _ELEMENT_TYPES for g in arr.data):
+            # exactly equal (a copy, integer results): no element-wise pass
             continue
         for k, (g, w) in enumerate(zip(arr.data, values)):
             if not _close(g, w, spec.tolerance):
@@ -639,10 +729,55 @@ def _compare(spec: Spec, n, report, want: dict, args=()) -> Optional[dict]:
                 if line is None and g is not warpsim.POISON:
                     # an array that held data at launch (Y of y = a x + y): nobody stored here
                     said = f": no thread wrote {where}, which still holds its launch-time value"
+                if line is None:
+                    # no store reached the element: name the lines that store to the array (their
+                    # index misses it), or say that none does
+                    stores = _store_lines(report, arr)
+                    written = _text_store_lines(code, name)
+                    if stores:
+                        line = stores[0]
+                        said += (f" (the kernel stores {name} on line{'s' if len(stores) > 1 else ''} "
+                                 f"{', '.join(map(str, stores))}; no thread's index there reached {where})")
+                    elif written:
+                        line = written[0]
+                        said += (f" (no thread ran the store{'s' if len(written) > 1 else ''} to {name} on "
+                                 f"line{'s' if len(written) > 1 else ''} {', '.join(map(str, written))} at this size)")
+                    else:
+                        said += f" (no line of the kernel stores to {name})"
                 return {"stage": "mismatch", "size": _fmt_size(n), "array": name, "index": k,
                         "element": where, "expected": _show(w), "got": _show(g), "line": line,
                         "message": f"size {_fmt_size(n)}: {where} {got}, expected {_show(w)}{said}"}
     return None
+
+
+def _text_store_lines(code: Optional[str], name: str) -> list:
+    """The lines of a kernel's text that assign to an element of the argument ``name``
+    (``Y[i] = ...``, ``Y[i] += ...``, ``Y.vec(4)[i] = ...``), found without running it."""
+    try:
+        tree = ast.parse(code or "")
+    except SyntaxError:
+        return []
+    def base(t):
+        while isinstance(t, ast.Subscript):
+            t = t.value
+        if isinstance(t, ast.Call) and isinstance(t.func, ast.Attribute) and t.func.attr == "vec":
+            t = t.func.value
+        return t.id if isinstance(t, ast.Name) else None
+    out = set()
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, (ast.AugAssign, ast.AnnAssign)) else []
+        for t in targets:
+            for e in (t.elts if isinstance(t, ast.Tuple) else [t]):
+                if isinstance(e, ast.Subscript) and base(e) == name:
+                    out.add(node.lineno)
+    return sorted(out)
+
+
+def _store_lines(report, arr) -> list:
+    """The kernel lines that store to ``arr`` (any element), in order."""
+    return sorted({ins.line for ins in report.record if ins.kind in ("st", "atom") and ins.array is arr
+                   and ins.line is not None})
 
 
 def _writer_line(report, arr, flat: int) -> Optional[int]:
@@ -759,11 +894,17 @@ def measure_code(code: str, spec: Spec) -> dict:
     kernel, err = compile_reader(code, spec)
     if err:
         raise ExerciseError(f"the code does not compile: {err['message']}")
-    args = _inputs(spec, spec.measure)
-    report = _launch(kernel, spec, spec.measure, args)
+    def launch(n):
+        try:
+            return _launch(kernel, spec, n, _inputs(spec, n))
+        except warpsim.KernelError as e:
+            # the reference fails (verify says so with its line); a check of another kernel that
+            # needs its figures must not end in the simulator's exception
+            raise ExerciseError(f"the reference fails at size {_fmt_size(n)}: {e}") from e
+    report = launch(spec.measure)
     also = {}
     for n in spec.measured[1:]:
-        r = _launch(kernel, spec, n, _inputs(spec, n))
+        r = launch(n)
         also[_fmt_size(n)] = {k: _finite(v) for k, v in figures(r, spec).items()}
     return {"figures": {k: _finite(v) for k, v in figures(report, spec).items()},
             "lines": report.table(), "point": point(report, spec),
@@ -857,7 +998,11 @@ def check_code(code: str, spec: Spec, reference: Optional[dict] = None, ref_code
             result.update(_kernel_error(e, n))
             result["sizes"].append({"size": _fmt_size(n), "ok": False, "ms": (time.perf_counter() - s0) * 1e3})
             break
-        bad = _compare(spec, n, report, want, args) or _changed_input(spec, n, report, before)
+        except _CRASHES as e:
+            result.update(_crash(e, n))
+            result["sizes"].append({"size": _fmt_size(n), "ok": False, "ms": (time.perf_counter() - s0) * 1e3})
+            break
+        bad = _compare(spec, n, report, want, args, code) or _changed_input(spec, n, report, before)
         if bad and getattr(report, "overflow", None):
             bad.update(_overflow_note(report.overflow))
         result["sizes"].append({"size": _fmt_size(n), "ok": bad is None, "ms": (time.perf_counter() - s0) * 1e3})
@@ -964,6 +1109,8 @@ def run_code(code: str, spec: Spec, n=None) -> dict:
         report = _launch(kernel, spec, n, args)
     except warpsim.KernelError as e:
         return {"ok": False, **_kernel_error(e, n), "ms": (time.perf_counter() - t0) * 1e3}
+    except _CRASHES as e:
+        return {"ok": False, **_crash(e, n), "ms": (time.perf_counter() - t0) * 1e3}
     outputs = {name: [_show(v) for v in report.arrays[name].data[:64]] for name in want if name in report.arrays}
     lengths = {name: len(report.arrays[name].data) for name in outputs}
     grid, block = report.grid, report.block
@@ -993,6 +1140,8 @@ def verify(ex: Exercise) -> list:
         rl = ref.get("line")
         line = ex.solution_line + rl - 1 if rl else ex.solution_line
         out.append((line, f"the reference solution of #{ex.id} fails its own check: {ref['message']}"))
+    if not ref["passed"]:
+        return out      # the starter's budgets compare with the reference's figures, which fail
     starter = check_code(ex.starter, spec, ref_code=ex.solution)
     if starter["passed"]:
         out.append((ex.starter_line, f"the starter of #{ex.id} passes the check: the exercise would teach "
@@ -1043,7 +1192,7 @@ def page_data(ex: Exercise) -> dict:
     ref = measure_code(ex.solution, spec)
     return {"id": ex.id, "title": ex.title, "check": ex.check, "starter": ex.starter,
             "time_limit": spec.time_limit, "reference": ref, "measure": _fmt_size(spec.measure),
-            "run": _fmt_size(spec.run), "budgets": [b[0] for b in spec.budgets]}
+            "run": _fmt_size(spec.run), "budgets": [b[0] for b in spec.budgets], "kernel": spec.kernel}
 
 
 # ------------------------------------------------------------------ the Solutions appendix
@@ -1192,10 +1341,12 @@ _SPECS: dict = {}
 
 
 def _cached_spec(ex: dict) -> Spec:
-    key = (ex["id"], ex["check"])
+    key = (ex["id"], ex["check"], ex.get("kernel"))
     spec = _SPECS.get(key)
     if spec is None:
         spec = _SPECS[key] = load_spec(ex["check"], ex["id"], 1, f"<check of {ex['id']}>")
+        if spec.kernel is None:
+            spec.kernel = ex.get("kernel")
     return spec
 
 

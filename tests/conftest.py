@@ -9,6 +9,11 @@ import pytest
 # running for five minutes per temporary book; tests/build/test_kernel_daemon.py covers the kept one.
 os.environ.setdefault("BOOKBUILD_EXECUTE_DAEMON", "0")
 
+# Numba's CUDA runs on its CPU simulator in every test (no test has a GPU): numba.cuda reads this
+# once, at its first import, so it is set before any test module imports numba (else the Numba
+# cross-check, tests/kernels/test_numba_sim.py, found numba.cuda already imported without it).
+os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+
 # The per-user build cache (usercache.user_cache_dir: the widget runtime, the packed wasm) is
 # one temporary folder for the whole session: the suite neither reads nor fills a real user's, so
 # it runs the same on a fresh machine (CI) as on a developer's.

@@ -187,6 +187,6 @@ def test_the_tiled_matmuls_likely_mistakes_are_told_what_and_where(book):
     r = E.run_code(drop_line(ex.solution, "cuda.syncthreads()", which=1), spec)
     assert not r["ok"] and "(another warp)" in r["message"], r["message"]
 
-    r = E.check_code(ex.starter, spec)
+    r = E.check_code(ex.starter, spec, ref_code=ex.solution)
     assert r["stage"] == "budget" and "hbm_bytes is" in r["message"] and "times the limit" in r["message"], \
         r["message"]

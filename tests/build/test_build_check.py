@@ -191,7 +191,7 @@ def launch_shape(n):
 def expected(n, A, B, _n):
     return {"B": list(A.data)}
 
-budgets = ["sectors_per_request <= 4"]
+budgets = ["sectors_per_request <= 4", "global_requests <= 2 * reference"]
 ```
 :::
 '''
