@@ -321,6 +321,20 @@ def test_offline_reader_is_told_and_back_online_it_is_sent(page, context, site, 
     assert [r["suggestion"] for r in service.rows()] == ["Written offline."]
 
 
+def test_the_same_suggestion_sent_twice_is_already_received_not_a_failure(page, site, service):
+    """The service keeps the first copy and answers the second 200 "duplicate" with the first's id:
+    that is a suggestion received, not "no feedback service at this address"."""
+    page.goto(f"{site}{FIXTURE}/index.html")
+    for _ in range(2):
+        box(page).get_by_label("Your suggestion").fill("Say it once.")
+        box(page).get_by_role("button", name="Send").click()
+        sync_api.expect(box(page).get_by_label("Your suggestion")).to_have_value("")   # left the form
+    sync_api.expect(status(page)).to_contain_text("Already received, thank you")
+    sync_api.expect(page.locator("#fb-box-error")).to_be_hidden()
+    assert page.evaluate("window.bookFeedback.queue()") == []
+    assert [r["suggestion"] for r in service.rows()] == ["Say it once."]
+
+
 def test_refusal_reason_from_the_service_is_shown_to_the_reader(page, site, service):
     page.goto(f"{site}{FIXTURE}/index.html")
     page.route("**/api/feedback", lambda route: route.continue_(
