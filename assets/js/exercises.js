@@ -537,12 +537,14 @@ class Exercise {
 
   linesTable(rows, caption) {
     const used = LINE_COLUMNS.filter(([k]) => rows.some((r) => r[k]));
-    const head = el("tr", {}, el("th", { scope: "col" }, "Line"), el("th", { scope: "col" }, "Code"),
-      ...used.map(([, label]) => el("th", { scope: "col" }, label)));
+    // The figures first, the code last: a long line (a trailing comment) is cut at the box's edge
+    // (exercises.css), never pushing the numbers out of sight; its whole text is the cell's title.
+    const head = el("tr", {}, el("th", { scope: "col" }, "Line"),
+      ...used.map(([, label]) => el("th", { scope: "col" }, label)), el("th", { scope: "col", class: "src" }, "Code"));
     const body = el("tbody");
     for (const r of rows) {
-      body.append(el("tr", {}, el("td", {}, String(r.line)), el("td", { class: "src" }, r.source),
-        ...used.map(([k]) => el("td", {}, num(r[k])))));
+      body.append(el("tr", {}, el("td", {}, String(r.line)), ...used.map(([k]) => el("td", {}, num(r[k]))),
+        el("td", { class: "src", title: r.source }, r.source)));
     }
     const t = el("table", {}, el("caption", {}, caption), el("thead", {}, head), body);
     return el("div", { class: "exercise-table-wrap", tabindex: "0", role: "region", "aria-label": caption }, t);

@@ -300,3 +300,32 @@ def test_index_progress_export_reset_import(chromium, book, tmp_path, built_book
     finally:
         context.close()
     assert not errors, errors
+
+
+@pytest.mark.parametrize("config,chapter,ex", [("desktop-light", "roofline", "#ex-roofline-fuse"),
+                                               ("phone-light", "gpu", "#ex-gpu-divergence")])
+def test_results_tables_show_their_figures_without_sideways_scrolling(chromium, book, config, chapter, ex):
+    """Issue #47: the per-line table's code column (trailing comments) pushed the counts out of a box
+    that scrolled with no cue, clipped its "Code" header and, on a phone, its caption; the budgets
+    table was 9 px too wide there. Every results table fits its box, caption and headers whole."""
+    context, page, errors, _ = open_page(chromium, book + f"chapters/{chapter}.html", config)
+    try:
+        page.locator(ex).scroll_into_view_if_needed()
+        page.wait_for_function(f"!document.querySelector('{ex} .exercise-check')?.disabled")
+        press(page, page.locator(f"{ex} .exercise-check"), config.startswith("phone"))
+        page.wait_for_function(f"/^(Passed|Not yet)/.test(document.querySelector('{ex} .exercise-message')?.textContent || '')")
+        tables = page.evaluate(f"""[...document.querySelectorAll('{ex} .exercise-table-wrap')].map((w) => ({{
+            caption: w.querySelector('caption').textContent, wide: w.scrollWidth - w.clientWidth,
+            cut: [...w.querySelectorAll('caption, th:not(.src), td:not(.src)')].filter((c) => c.scrollWidth > c.clientWidth + 1)
+                 .map((c) => c.textContent),
+            figures: [...w.querySelectorAll('tbody tr:first-child td:not(.src)')].map((c) => {{
+                const r = c.getBoundingClientRect(), b = w.getBoundingClientRect();
+                return r.right <= b.right + 1 && r.left >= b.left - 1; }}) }}))""")
+        assert [t["caption"].split(" at ")[0] for t in tables] == ["Budgets", "Counts per line"], tables
+        for t in tables:
+            assert t["wide"] <= 0 and not t["cut"] and all(t["figures"]), t
+        src = page.locator(f"{ex} td.src").first     # the whole line, on hover (and read out on a phone)
+        assert src.get_attribute("title") == src.text_content() and "[" in src.text_content()
+        assert not errors, errors
+    finally:
+        context.close()
