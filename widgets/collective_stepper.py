@@ -97,7 +97,7 @@ def _algorithm(params: dict) -> tuple[str, str | None]:
     if _supported(c, a):
         return a, None
     fallback = next(x for x in collectives.ALGORITHMS if _supported(c, x))
-    return fallback, (f"calc.collectives has no {ALGORITHM_LABELS.get(a, a).lower()} {LABELS.get(c, c).lower()}; "
+    return fallback, (f"There is no {ALGORITHM_LABELS.get(a, a).lower()} {LABELS.get(c, c).lower()} in this model; "
                       f"showing the {fallback}.")
 
 
@@ -386,7 +386,7 @@ def render(params: dict) -> dict:
                              f"+ bytes at {fmt.num(link.bw_per_direction_GBps)} GB/s)" if link.latency_us is not None else
                              f"{fmt.duration(total_t)} (bytes at {fmt.num(link.bw_per_direction_GBps)} GB/s; "
                              f"latency not published, taken as 0)"],
-        ["Each GPU sends (calc.collectives)",
+        ["Each GPU sends",
          fmt.bytes_iec(collectives.bytes_per_gpu_sent(c, a, p, tl["n_bytes"]))],
         ["Algorithm bandwidth", fmt.si(algbw, "B/s")],
         ["Bus bandwidth (nccl-tests)", f"{fmt.si(algbw * collectives.busbw_factor(c, p), 'B/s')} "
