@@ -333,3 +333,32 @@ def test_each_page_preloads_exactly_the_math_fonts_it_draws_with(chromium, book)
             page.close()
     finally:
         context.close()
+
+
+def search_results(page, query):
+    page.locator(".search-dialog input").fill(query)
+    page.wait_for_function("""(q) => document.querySelector('.search-results > li a')
+        && document.querySelector('.search-dialog input').value === q""", arg=query)
+    page.wait_for_timeout(400)                 # the debounced search settles on this query's results
+    return page.evaluate("""() => [...document.querySelectorAll('.search-results > li')].map((li) => ({
+        href: li.querySelector('a.search-page').getAttribute('href'),
+        subs: [...li.querySelectorAll('.search-subs a')].map((a) => ({ title: a.textContent, href: a.getAttribute('href') })) }))""")
+
+
+def test_search_lands_on_the_readers_words_the_teaching_section_and_the_glossary_entry(desktop, book):
+    """Issue #47: "all-reduce" linked with highlight=allreduce (Pagefind's index word), so the page
+    opened marked nothing; the glossary's sub-results were its letters "A", "C", "S"; the GPU
+    chapter's first sub-result for "bank conflict" was its opening (the terms box), not §3.7."""
+    desktop.locator(".search-open").click()
+    results = search_results(desktop, "bank conflict")
+    gpu = next(r for r in results if r["href"].startswith("/chapters/gpu.html"))
+    assert gpu["subs"][0]["href"].endswith("#sec-gpu-banks-title"), gpu
+    glossary = next(r for r in results if r["href"].startswith("/appendices/glossary.html"))
+    assert glossary["href"].endswith("#term-bank-conflict") and not glossary["subs"], glossary
+    results = search_results(desktop, "all-reduce")
+    assert not [s for r in results for s in r["subs"] if len(s["title"].strip()) <= 1], results
+    first = results[0]["href"]
+    assert "highlight=all-reduce" in first and "allreduce" not in first, first
+    desktop.goto(book[0] + first.lstrip("/"))
+    desktop.wait_for_selector("main .search-hit")
+    assert desktop.locator("main .search-hit").first.inner_text().lower() == "all-reduce"
