@@ -187,14 +187,27 @@ function roofline(mine, ref, minimum) {
   fig.append(svg("text", { x: L + 2, y: H - 6 }, `${num(x0)}`));
   fig.append(svg("text", { x: W - R - 30, y: H - 6 }, `${num(x1)}`));
   fig.append(svg("text", { x: (L + W) / 2 - 40, y: H - 6 }, "FLOP per HBM byte"));
-  fig.append(svg("text", { x: 2, y: T + 8 }, si(mine.peak_flops, "FLOP/s").replace(" ", "\u00a0")));
-  const mark = (p, name, colour, dy) => {
+  // The compute roof's value inside the plot, at its top left: above the sloped roof, where no
+  // point can be (at x = 2 the axis ran through it: "19.5 TF|LOP/s").
+  fig.append(svg("text", { x: L + 4, y: Y(mine.peak_flops) + 4 }, si(mine.peak_flops, "FLOP/s").replace(" ", "\u00a0")));
+  // The points' names under the roof and to the right of each point (the roof rises to the right,
+  // so nothing is drawn there), the second below the first where they would meet; above and to
+  // the left of a point too near the axis.
+  const placed = [];
+  const mark = (p, name, colour) => {
     if (!p || !(p.intensity > 0)) return;
-    fig.append(svg("circle", { cx: X(p.intensity), cy: Y(p.flops_per_s), r: 5, fill: colour, stroke: "var(--bg)" }));
-    fig.append(svg("text", { x: X(p.intensity) + 7, y: Y(p.flops_per_s) + dy }, name));
+    const cx = X(p.intensity), cy = Y(p.flops_per_s), width = 6.2 * name.length;
+    fig.append(svg("circle", { cx, cy, r: 5, fill: colour, stroke: "var(--bg)" }));
+    let x = cx + 8, y = cy + 15, anchor = "start";
+    for (const q of placed) {
+      if (Math.abs(q.y - y) < 13 && x < q.x + q.width && q.x < x + width) y = q.y + 13;
+    }
+    if (y > H - B - 3) { x = cx - 8; y = cy - 9; anchor = "end"; }
+    placed.push({ x: anchor === "end" ? x - width : x, y, width });
+    fig.append(svg("text", { x, y, "text-anchor": anchor }, name));
   };
-  mark(ref, "reference", "var(--muted)", 14);
-  mark(mine, "your kernel", "var(--accent)", -6);
+  mark(mine, "your kernel", "var(--accent)");
+  mark(ref, "reference", "var(--muted)");
   return fig;
 }
 

@@ -302,9 +302,31 @@ def test_index_progress_export_reset_import(chromium, book, tmp_path, built_book
     assert not errors, errors
 
 
+ROOF_CLASHES = """(ex) => {
+    const svg = document.querySelector(`${ex} .exercise-roof svg`);
+    const box = (e) => e.getBBox();
+    const meet = (a, b) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+    const axis = [...svg.querySelectorAll('line')].find((l) => l.getAttribute('x1') === l.getAttribute('x2'));
+    const ax = Number(axis.getAttribute('x1'));
+    const texts = [...svg.querySelectorAll('text')];
+    const names = texts.filter((t) => ['your kernel', 'reference'].includes(t.textContent));
+    const path = svg.querySelector('path');
+    const roof = Array.from({ length: 200 }, (_, i) => path.getPointAtLength(path.getTotalLength() * i / 199));
+    const overlaps = [];
+    names.forEach((t, i) => {
+      const b = box(t);
+      for (const u of names.slice(i + 1)) if (meet(b, box(u))) overlaps.push(`${t.textContent} / ${u.textContent}`);
+      for (const c of svg.querySelectorAll('circle')) if (meet(b, box(c))) overlaps.push(`${t.textContent} / a dot`);
+      if (roof.some((p) => p.x > b.x && p.x < b.x + b.width && p.y > b.y && p.y < b.y + b.height)) overlaps.push(`${t.textContent} / the roof`);
+    });
+    return { axis: texts.filter((t) => { const b = box(t); return b.x < ax && b.x + b.width > ax; }).map((t) => t.textContent),
+             overlaps };
+}"""
+
+
 @pytest.mark.parametrize("config,chapter,ex", [("desktop-light", "roofline", "#ex-roofline-fuse"),
                                                ("phone-light", "gpu", "#ex-gpu-divergence")])
-def test_results_tables_show_their_figures_without_sideways_scrolling(chromium, book, config, chapter, ex):
+def test_results_show_their_figures_whole_tables_unscrolled_roofline_uncrossed(chromium, book, config, chapter, ex):
     """Issue #47: the per-line table's code column (trailing comments) pushed the counts out of a box
     that scrolled with no cue, clipped its "Code" header and, on a phone, its caption; the budgets
     table was 9 px too wide there. Every results table fits its box, caption and headers whole."""
@@ -326,6 +348,10 @@ def test_results_tables_show_their_figures_without_sideways_scrolling(chromium, 
             assert t["wide"] <= 0 and not t["cut"] and all(t["figures"]), t
         src = page.locator(f"{ex} td.src").first     # the whole line, on hover (and read out on a phone)
         assert src.get_attribute("title") == src.text_content() and "[" in src.text_content()
+        # the small roofline (#47 defect 7): the peak's label clear of the y axis ("19.5 TF|LOP/s"),
+        # the points' names clear of each other, of the dots and of the roof
+        clash = page.evaluate(ROOF_CLASHES, ex)
+        assert clash == {"axis": [], "overlaps": []}, clash
         assert not errors, errors
     finally:
         context.close()
