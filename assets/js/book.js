@@ -140,7 +140,24 @@
   }
   const scrollers = [...document.querySelectorAll("main pre, main .table-scroll, main .hw-table, main .figure-scroll, main .katex-display")]
     .filter((el) => !el.closest(".widget") && !el.parentElement.closest(".hw-table, .table-scroll"));
+  // On a wide screen the margin column beside the text is mostly empty: a listing, table or
+  // figure that would scroll sideways by no more than its width takes it (wide-listing, book.css),
+  // as the build does for those it knows to be wide. Narrower again, it gives it back.
+  const wideScreen = matchMedia("(min-width: 1300px)");
+  function widen(el) {
+    const holder = el.closest("div.sourceCode, figure, .table-scroll, .hw-table") || el;
+    if (holder.closest(".widget, section.exercise, .callout, .panel-tabset")) return;
+    if (!wideScreen.matches) {
+      if (holder.dataset.widened) { holder.classList.remove("wide-listing"); delete holder.dataset.widened; }
+      return;
+    }
+    if (holder.classList.contains("wide-listing") || el.scrollWidth <= el.clientWidth + 1) return;
+    const main = document.querySelector("main");
+    const room = main ? parseFloat(getComputedStyle(main).marginRight) || 0 : 0;
+    if (el.scrollWidth - el.clientWidth <= room) { holder.classList.add("wide-listing"); holder.dataset.widened = "1"; }
+  }
   function markScroll(el, n) {
+    widen(el);
     const scrolls = el.scrollWidth > el.clientWidth + 1;
     el.classList.toggle("scrolls", scrolls);
     if (scrolls) {

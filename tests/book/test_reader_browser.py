@@ -362,3 +362,26 @@ def test_search_lands_on_the_readers_words_the_teaching_section_and_the_glossary
     desktop.goto(book[0] + first.lstrip("/"))
     desktop.wait_for_selector("main .search-hit")
     assert desktop.locator("main .search-hit").first.inner_text().lower() == "all-reduce"
+
+
+SIDEWAYS = """() => [...document.querySelectorAll('main pre, main .table-scroll, main .hw-table, main .figure-scroll')]
+    .filter((e) => !e.closest('.widget') && e.getClientRects().length && e.scrollWidth > e.clientWidth + 1)
+    .map((e) => `${e.tagName.toLowerCase()}.${e.className.split(' ')[0]} by ${e.scrollWidth - e.clientWidth} px`)"""
+
+
+def test_at_1440_px_code_and_figures_take_the_empty_margin_instead_of_scrolling(chromium, book):
+    """Issue #47: at 1440 px the text column is about 560 px with about 250 px empty beside it, and
+    an exercise's solution was cut ("# warps 0-3: the squ…"), Figure 3.4 scrolled 19 px sideways.
+    Code and figures use the margin column; the prose keeps its measure."""
+    context, page, errors = open_page(chromium, book, "desktop-light", "chapters/gpu.html")
+    try:
+        page.evaluate("document.querySelectorAll('.exercise-solution').forEach((s) => { s.hidden = false; s.style.display = 'block'; })")
+        page.wait_for_timeout(300)                  # book.js widens what scrolls on its next measure
+        assert page.evaluate(SIDEWAYS) == []
+        fig = page.locator("#fig-gpu-banks .figure-scroll")
+        assert fig.evaluate("(e) => e.scrollWidth <= e.clientWidth + 1 && !e.classList.contains('scrolls')")
+        prose = page.evaluate("Math.max(...[...document.querySelectorAll('main section:not(.exercise) > p')].map((p) => p.clientWidth))")
+        assert prose <= 40 * 17, prose                # 40 rem at 17 px: the text's measure, not the margin's
+        assert not errors, errors
+    finally:
+        context.close()
