@@ -128,8 +128,10 @@ local function html(div)
   end
   out:insert(pandoc.Div(statement, pandoc.Attr("", { "exercise-statement" })))
   out:insert(raw('<div class="exercise-editor" data-for="' .. esc(id) .. '">'
-    .. '<p class="exercise-keys" id="' .. esc(id) .. '-keys">Your kernel. In the editor, Tab indents; '
-    .. 'press <kbd>Esc</kbd> then <kbd>Tab</kbd> to move on. Run tries size ' .. esc(info.run)
+    .. '<p class="exercise-keys" id="' .. esc(id) .. '-keys">Your kernel. '
+    -- keys a touch screen has not: left out there (exercises.css)
+    .. '<span class="exercise-keys-tab">In the editor, <kbd>Tab</kbd> indents once you have typed; '
+    .. 'press <kbd>Esc</kbd> then <kbd>Tab</kbd> to move on. </span>Run tries size ' .. esc(info.run)
     .. '; Check tries every size and the budgets.</p>'))
   out:insert(starter_block(p.starter, id))
   out:insert(raw('</div>'))

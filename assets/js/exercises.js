@@ -273,10 +273,18 @@ class Exercise {
           CM.lineNumbers(), CM.highlightActiveLineGutter(), CM.history(), CM.drawSelection(),
           CM.indentOnInput(), CM.bracketMatching(), CM.indentUnit.of("    "), badLine, CM.EditorView.lineWrapping,
           CM.syntaxHighlighting(CM.classHighlighter), CM.python(),
-          CM.keymap.of([...CM.defaultKeymap, ...CM.historyKeymap, CM.indentWithTab]),
+          // Tab indents once the reader has typed in the editor since it took focus; before that it
+          // moves on, as everywhere on the page (a Tab from the statement came in and indented
+          // line 1: "unexpected indent"). Escape then Tab leaves at any time (CodeMirror's own).
+          CM.keymap.of([...CM.defaultKeymap, ...CM.historyKeymap,
+            { key: "Tab", run: (v) => this.typed && CM.indentWithTab.run(v), shift: (v) => this.typed && CM.indentWithTab.shift(v) }]),
+          CM.EditorView.focusChangeEffect.of((state, focusing) => { if (!focusing) this.typed = false; return null; }),
           CM.EditorView.contentAttributes.of({ "aria-label": `Kernel code for the exercise: ${this.data.title}`,
                                                "aria-describedby": keysId }),
-          CM.EditorView.updateListener.of((u) => { if (u.docChanged) this.saveSoon(); }),
+          CM.EditorView.updateListener.of((u) => {
+            if (u.transactions.some((t) => t.isUserEvent("input") || t.isUserEvent("delete") || t.isUserEvent("select"))) this.typed = true;
+            if (u.docChanged) this.saveSoon();
+          }),
         ],
       }),
     });

@@ -355,3 +355,48 @@ def test_results_show_their_figures_whole_tables_unscrolled_roofline_uncrossed(c
         assert not errors, errors
     finally:
         context.close()
+
+
+BEFORE_EDITOR = """(ex) => {   // focus what comes just before the editor in tab order, as a keyboard reader would be
+    const cm = document.querySelector(`${ex} .cm-content`);
+    const all = [...document.querySelectorAll('a[href], button, input, select, textarea, [tabindex], [contenteditable]')]
+      .filter((e) => e.tabIndex >= 0 && !e.disabled && e.getClientRects().length);
+    const before = all.filter((e) => e.compareDocumentPosition(cm) & Node.DOCUMENT_POSITION_FOLLOWING).pop();
+    before.focus();
+    return before.outerHTML.slice(0, 80);
+}"""
+
+
+def test_tab_moves_through_the_editor_until_the_reader_types(chromium, book):
+    """Issue #47: a Tab from the statement entered the editor and the next indented line 1 (then
+    "line 1: unexpected indent"). Tab indents only once the reader has typed; until then it moves
+    on, and Escape then Tab always leaves. On a touch screen the Tab advice is not shown."""
+    context, page, errors, _ = open_page(chromium, book + CHAPTER, "desktop-light")
+    try:
+        reach(page)
+        starter = editor_text(page)
+        page.evaluate(BEFORE_EDITOR, EX)
+        page.keyboard.press("Tab")
+        assert page.evaluate("document.activeElement.classList.contains('cm-content')")   # in the editor
+        page.keyboard.press("Tab")
+        assert not page.evaluate("document.activeElement.classList.contains('cm-content')")  # and out again
+        assert editor_text(page) == starter                                                 # nothing indented
+        page.keyboard.press("Shift+Tab")                                                    # back in
+        assert page.evaluate("document.activeElement.classList.contains('cm-content')")
+        page.keyboard.press("End")
+        page.keyboard.type("x")
+        page.keyboard.press("Tab")                                                          # typed: Tab indents
+        assert page.evaluate("document.activeElement.classList.contains('cm-content')")
+        assert editor_text(page) != starter and "x" in editor_text(page)
+        assert page.locator(f"{EX} .exercise-keys-tab").is_visible()
+    finally:
+        context.close()
+    assert not errors, errors
+    context, page, errors, _ = open_page(chromium, book + CHAPTER, "phone-light")
+    try:
+        reach(page)
+        keys = page.locator(f"{EX} .exercise-keys")
+        assert keys.is_visible() and "Esc" not in keys.inner_text(), keys.inner_text()
+    finally:
+        context.close()
+    assert not errors, errors
