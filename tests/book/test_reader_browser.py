@@ -382,6 +382,8 @@ def test_at_1440_px_code_and_figures_take_the_empty_margin_instead_of_scrolling(
         assert fig.evaluate("(e) => e.scrollWidth <= e.clientWidth + 1 && !e.classList.contains('scrolls')")
         prose = page.evaluate("Math.max(...[...document.querySelectorAll('main section:not(.exercise) > p')].map((p) => p.clientWidth))")
         assert prose <= 40 * 17, prose                # 40 rem at 17 px: the text's measure, not the margin's
+        statement = page.evaluate("Math.max(...[...document.querySelectorAll('.exercise-statement p')].map((p) => p.clientWidth))")
+        assert 0 < statement <= 36 * 17, statement    # an exercise's prose too, in its wider box
         assert not errors, errors
     finally:
         context.close()
