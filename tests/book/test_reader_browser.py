@@ -387,3 +387,31 @@ def test_at_1440_px_code_and_figures_take_the_empty_margin_instead_of_scrolling(
         assert not errors, errors
     finally:
         context.close()
+
+
+def test_phone_top_bar_shows_the_whole_title(phone):
+    """Issue #47: at 390 px the top bar cut the book's title to "Bytes, N…" on every page. It may
+    take two lines; the bar stays as tall as its buttons."""
+    title = phone.locator(".topbar .book-title")
+    cut = title.evaluate("(t) => t.scrollWidth > t.clientWidth + 1 || t.scrollHeight > t.clientHeight + 1")
+    assert not cut and title.inner_text().strip() == "Bytes, Not FLOPs"
+    bar, button = (phone.locator(s).bounding_box() for s in (".topbar", ".topbar .search-open"))
+    assert bar["height"] <= button["height"] + 20, (bar, button)
+
+
+def test_widget_control_labels_share_a_line_at_1440_px(desktop, book):
+    """Issue #47: at 1440 px a slider's label sat above its neighbours' (its value under its track
+    made it taller), in the collective stepper and the parallelism planner."""
+    desktop.goto(book[0] + "chapters/communication.html", wait_until="load")
+    rows = desktop.evaluate("""() => [...document.querySelectorAll('.widget[data-widget="collective-stepper"] .widget-controls fieldset,'
+        + ' .widget[data-widget="parallel-planner"] .widget-controls fieldset')].flatMap((f) => {
+          const tops = new Map();
+          for (const c of f.querySelectorAll(':scope > .wc:not(.wc-check), :scope > .wc-player > .wc')) {
+            const label = c.querySelector(':scope > span, :scope > legend');
+            if (!label || !label.getClientRects().length) continue;
+            const row = Math.round(c.getBoundingClientRect().top / 24);   // controls laid out on one line
+            (tops.get(row) || tops.set(row, []).get(row)).push(Math.round(label.getBoundingClientRect().top));
+          }
+          return [...tops.values()].filter((t) => t.length > 1);
+        })""")
+    assert rows and all(max(t) - min(t) <= 2 for t in rows), rows

@@ -540,3 +540,24 @@ def test_email_only_link_mode_says_so_and_opens_a_prefilled_email(page, context,
     sync_api.expect(status(page)).to_contain_text("A pre-filled email opened in your email program")
     sync_api.expect(status(page).get_by_role("link", name="write the email")).to_have_attribute(
         "href", re.compile(r"^mailto:errata@example\.org\?subject=Suggestion%20for%20.*By%20email\."))
+
+
+@pytest.mark.parametrize("width", [560, 1440])
+def test_name_and_email_sit_side_by_side_at_one_height(browser, site, service, width):
+    """Issue #47: the Email label ("Email (optional, if you would like a reply)") wraps where Name's
+    does not, and the two inputs sat at different heights. Side by side, they share a line."""
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(f"{site}{FIXTURE}/index.html")
+        page.locator("#p-bandwidth").select_text()
+        page.get_by_role("button", name="Suggest a change").click()
+        for scope in (page.get_by_role("dialog", name="Suggest a change"), box(page)):
+            name, email = (scope.get_by_label(n).bounding_box() for n in
+                           ("Name (optional)", "Email (optional, if you would like a reply)"))
+            if abs(name["x"] - email["x"]) < 1:          # stacked (a narrow box): nothing to line up
+                continue
+            assert abs(name["y"] - email["y"]) < 1, (name, email)
+            page.keyboard.press("Escape")
+    finally:
+        context.close()
