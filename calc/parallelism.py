@@ -137,9 +137,10 @@ class Plan:
         if self.gpus % (self.tp * self.pp):
             raise PlanError(f"tensor × pipeline = {self.tp} × {self.pp} = {self.tp * self.pp} does not divide "
                             f"{self.gpus} GPUs: the data-parallel degree would not be whole")
-        if m.heads % self.tp or m.kv_heads % self.tp:
-            raise PlanError(f"tensor parallelism {self.tp} does not divide {m.label}'s {m.heads} query heads "
-                            f"and {m.kv_heads} KV heads: each GPU must hold whole heads")
+        undivided = [f"{n} {what}" for n, what in ((m.heads, "query heads"), (m.kv_heads, "KV heads")) if n % self.tp]
+        if undivided:      # only what it does not divide: 32 divides Llama 3 70B's 64 query heads, not its 8 KV heads
+            raise PlanError(f"tensor parallelism {self.tp} does not divide {m.label}'s {' and '.join(undivided)}: "
+                            f"each GPU must hold whole heads")
         if self.pp > m.layers:
             raise PlanError(f"{self.pp} pipeline stages for {m.layers} layers: a stage needs at least one layer")
         dp = self.gpus // (self.tp * self.pp)

@@ -130,8 +130,9 @@ local function html(div)
   out:insert(raw('<div class="exercise-editor" data-for="' .. esc(id) .. '">'
     .. '<p class="exercise-keys" id="' .. esc(id) .. '-keys">Your kernel, in Numba\'s CUDA Python (the same '
     .. 'text runs on an NVIDIA GPU under <code>@cuda.jit</code>); <code>+ - * /</code> on floats count FLOPs. '
-    .. 'In the editor, Tab indents; '
-    .. 'press <kbd>Esc</kbd> then <kbd>Tab</kbd> to move on. Run tries size ' .. esc(info.run)
+    -- keys a touch screen has not: left out there (exercises.css)
+    .. '<span class="exercise-keys-tab">In the editor, <kbd>Tab</kbd> indents once you have typed; '
+    .. 'press <kbd>Esc</kbd> then <kbd>Tab</kbd> to move on. </span>Run tries size ' .. esc(info.run)
     .. '; Check tries every size and the budgets.</p>'))
   out:insert(starter_block(p.starter, id))
   out:insert(raw('</div>'))

@@ -127,8 +127,10 @@ local function terms_box(meta)
     table.insert(items, { pandoc.Plain(line) })
   end
   if #items == 0 then return nil end
+  -- left out of search (the glossary holds the same definitions, weighted): otherwise a chapter's
+  -- first hit for a term is this box at its top, not the section that teaches it
   return pandoc.Div({ pandoc.BulletList(items) },
-    { class = "callout-note terms-box", title = "Terms in this chapter" })
+    { class = "callout-note terms-box", title = "Terms in this chapter", ["data-pagefind-ignore"] = "" })
 end
 
 function Pandoc(doc)

@@ -410,6 +410,13 @@ def _tag_layout(svg: str, width: int) -> str:
 def standalone_svg(name: str, raw: dict | None = None) -> str:
     """The SVG as a file of its own (PDF, image export): carries a print stylesheet."""
     from ._svg import PRINT_CSS
-    svg = render(name, raw)["svg"]
+    result = render(name, raw)
+    svg = result["svg"]
+    tall = result.get("print_height")   # a widget whose box is kept as tall as its tallest state
+    if tall:                            # ends, on paper, where its drawing does (no controls below)
+        x, y, w, h = re.search(r'viewBox="([^"]+)"', svg).group(1).split()
+        if int(tall) < float(h):
+            svg = svg.replace(f'viewBox="{x} {y} {w} {h}"', f'viewBox="{x} {y} {w} {int(tall)}"', 1)
+            svg = re.sub(r'(<svg\b[^>]*?\sheight=")[^"]*"', rf'\g<1>{int(tall)}"', svg, count=1)
     head, sep, rest = svg.partition(">")
     return f'<?xml version="1.0" encoding="UTF-8"?>\n{head}{sep}<style>{PRINT_CSS}</style>{rest}'

@@ -9,6 +9,7 @@ against ``calc.attention.reference``.
 from __future__ import annotations
 
 import json
+import math
 
 from calc import attention, fmt, kernels
 
@@ -215,4 +216,6 @@ def render(params: dict) -> dict:
     values = esc(json.dumps(O, separators=(",", ":")))
     svg = svg_root(W, round(H), "wg-runner", title, desc, body, f" data-values='{values}'")
     message = None if agrees else f"{call_text(params)} differs from the reference by {sci(chk.max_abs_error)}."
-    return {"svg": svg, "readouts": readouts, "message": message}
+    # on paper no control sits under the figure: it ends where its drawing does (widgets.standalone_svg)
+    drawn = _layout(W, params["n"], params["d"], notes)[3]
+    return {"svg": svg, "readouts": readouts, "message": message, "print_height": math.ceil(drawn)}

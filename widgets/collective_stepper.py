@@ -75,14 +75,16 @@ def _supported(collective: str, algorithm: str) -> bool:
 
 COLLECTIVES = tuple(c for c in collectives.COLLECTIVES if any(_supported(c, a) for a in collectives.ALGORITHMS))
 
+# The step first: on a phone its slider sits right under the drawing's ring and step (drawn last),
+# so the reader dragging it sees what each step does.
 PARAMS = [
+    Param("step", "int", "Step", 1, min=0, max=10**6, play=True),
     Param("collective", "choice", "Collective", "all-reduce", options=tuple((c, LABELS.get(c, c)) for c in COLLECTIVES)),
     Param("algorithm", "choice", "Algorithm", "ring", control="radio",
           options=tuple((a, ALGORITHM_LABELS.get(a, a)) for a in collectives.ALGORITHMS)),
     Param("p", "int", "GPUs (p)", 4, min=2, max=16),
     Param("size", "int", "Buffer per GPU", 65536, min=1, max=4194304, step=1, log=True, unit="KiB"),
     Param("link", "choice", "Link", "nvlink4", options=tuple((l.name, l.label) for l in specs.links())),
-    Param("step", "int", "Step", 1, min=0, max=10**6, play=True),
 ]
 
 EXAMPLES = [{"step": 10**6}, {"p": 16, "step": 15}, {"p": 2, "step": 1}, {"p": 16, "size": 1, "step": 10**6},
@@ -97,7 +99,7 @@ def _algorithm(params: dict) -> tuple[str, str | None]:
     if _supported(c, a):
         return a, None
     fallback = next(x for x in collectives.ALGORITHMS if _supported(c, x))
-    return fallback, (f"calc.collectives has no {ALGORITHM_LABELS.get(a, a).lower()} {LABELS.get(c, c).lower()}; "
+    return fallback, (f"There is no {ALGORITHM_LABELS.get(a, a).lower()} {LABELS.get(c, c).lower()} in this model; "
                       f"showing the {fallback}.")
 
 
@@ -329,47 +331,57 @@ def render(params: dict) -> dict:
     shown = next((h for h in (head, f"{LABELS.get(c, c)}, {alg}, p = {p}: step {k}/{n}",
                               f"{alg.capitalize()}, p = {p}: step {k}/{n}")
                   if label_px(h, STRONG_CHAR_PX + 0.4) <= W - 20), f"Step {k}/{n}")
-    body.append(text(10, 16, shown, "wg-strong"))
+    said = []
+
+    def words_at(y) -> float:
+        """The step in words (room for the longest it can be, so that nothing below moves)."""
+        if k == 0:
+            words = "Before the first step: " + START[c].format(n=fmt.count(tl["chunks"], "chunk"),
+                                                               size=fmt.bytes_iec(tl["chunk"]))
+        else:
+            s = steps[k - 1]
+            words = (f"{s.phase.capitalize()}: {fmt.count(len(s.transfers), 'chunk')} of {fmt.bytes_iec(tl['chunk'])} "
+                     f"cross {fmt.count(per[k - 1]['links'], 'link')}; the busiest carries "
+                     f"{fmt.bytes_iec(per[k - 1]['busiest'])}. Time so far {fmt.duration(per[k - 1]['so_far'])}.")
+        said.append(words)
+        lines = wrap_px(words, W - 20)
+        body.extend(text_lines(10, y + 8, lines, "wg-small", 15))
+        return y + 15 * max(len(lines), WORD_LINES if wide else WORD_LINES_NARROW) + 4
+
+    def legend_at(y) -> float:
+        """The heat map's legend (its rows counted for the longest, a reducing collective's)."""
+        x, rows = 10, _legend_rows(LEGEND_REDUCING, W)
+        top = y
+        for cls, label in (LEGEND_REDUCING if c in REDUCING else LEGEND_COPYING):
+            if x + 16 + label_px(label) > W - 6:
+                x, y = 10, y + 18
+            body.append(f'<rect x="{num(x)}" y="{num(y + 2)}" width="12" height="12" class="{cls}"/>')
+            body.append(text(x + 16, y + 12, label, "wg-small wg-muted"))
+            x += 30 + label_px(label)
+        return top + 18 * (rows - 1)
+
     if wide:
+        body.append(text(10, 16, shown, "wg-strong"))
         topo = min(300.0, W / 2 - 10)
         body += _topology(params, tl, k, 4, 26, topo)
         grid, _ = _grid(params, tl, k, topo + 10, 30, W - topo - 14, topo - 4)
         body += grid
-        y = 26 + topo + 8
-    else:                                               # a phone: the grid comes last
-        topo = min(W - 8, 300.0)
-        body += _topology(params, tl, k, (W - topo) / 2, 24, topo)
-        y = 24 + topo
-    # the step in words, under both (room for the longest it can be, so that nothing below moves)
-    if k == 0:
-        words = "Before the first step: " + START[c].format(n=fmt.count(tl["chunks"], "chunk"),
-                                                           size=fmt.bytes_iec(tl["chunk"]))
+        y = legend_at(words_at(26 + topo + 8))
     else:
-        s = steps[k - 1]
-        words = (f"{s.phase.capitalize()}: {fmt.count(len(s.transfers), 'chunk')} of {fmt.bytes_iec(tl['chunk'])} "
-                 f"cross {fmt.count(per[k - 1]['links'], 'link')}; the busiest carries "
-                 f"{fmt.bytes_iec(per[k - 1]['busiest'])}. Time so far {fmt.duration(per[k - 1]['so_far'])}.")
-    lines = wrap_px(words, W - 20)
-    body += text_lines(10, y + 8, lines, "wg-small", 15)
-    y += 15 * max(len(lines), WORD_LINES if wide else WORD_LINES_NARROW) + 4
-    # legend (its rows counted for the longest, a reducing collective's)
-    x, rows = 10, _legend_rows(LEGEND_REDUCING, W)
-    items = (LEGEND_REDUCING if c in REDUCING else LEGEND_COPYING)
-    top = y
-    for cls, label in items:
-        if x + 16 + label_px(label) > W - 6:
-            x, y = 10, y + 18
-        body.append(f'<rect x="{num(x)}" y="{num(y + 2)}" width="12" height="12" class="{cls}"/>')
-        body.append(text(x + 16, y + 12, label, "wg-small wg-muted"))
-        x += 30 + label_px(label)
-    y = top + 18 * (rows - 1)
-    if not wide:
-        side = W - 8                                    # the grid's box: as tall as p = 16 needs
+        # A phone: the drawing is too tall to pin while the slider is dragged, so what a step
+        # changes most (its heading, the ring, the sentence) comes last, right above the slider;
+        # the heat map and its legend first. The grid's box is as tall as p = 16 needs.
+        side = W - 8
         grid_h = 34 + 16 * min(34.0, (side - 34) / 16)
+        y = legend_at(4)
         # its cells fill the box at any p (capped at 34 px they left half of it blank at p = 4)
         grid, _ = _grid(params, tl, k, 4, y + 22, side, grid_h, most=grid_h)
         body += grid
-        y += 22 + grid_h - 14
+        y += 22 + grid_h - 14 + 8
+        body.append(text(10, y + 16, shown, "wg-strong"))
+        topo = min(W - 8, 300.0)
+        body += _topology(params, tl, k, (W - topo) / 2, y + 24, topo)
+        y = words_at(y + 24 + topo) - 22
     H = y + 22
 
     link = tl["link"]
@@ -386,7 +398,7 @@ def render(params: dict) -> dict:
                              f"+ bytes at {fmt.num(link.bw_per_direction_GBps)} GB/s)" if link.latency_us is not None else
                              f"{fmt.duration(total_t)} (bytes at {fmt.num(link.bw_per_direction_GBps)} GB/s; "
                              f"latency not published, taken as 0)"],
-        ["Each GPU sends (calc.collectives)",
+        ["Each GPU sends",
          fmt.bytes_iec(collectives.bytes_per_gpu_sent(c, a, p, tl["n_bytes"]))],
         ["Algorithm bandwidth", fmt.si(algbw, "B/s")],
         ["Bus bandwidth (nccl-tests)", f"{fmt.si(algbw * collectives.busbw_factor(c, p), 'B/s')} "
@@ -397,7 +409,7 @@ def render(params: dict) -> dict:
     title = f"{LABELS.get(c, c)} on {p} GPUs ({a}), step {k} of {n}"
     extra = (f" data-keys='{KEYS}' data-live=''"
              f" data-keys-help='{esc(title)}: left and right arrow keys step, Home and End jump'")
-    desc = f"{head}. {words}"
+    desc = f"{head}. {said[0]}"
     return {"svg": svg_root(W, round(H), "wg-stepper", title, desc, body, extra), "readouts": readouts,
             "message": tl["note"]}
 

@@ -59,7 +59,9 @@ def own_link(device_name: str):
 ZERO = (("0", "None (replicated)"), ("1", "ZeRO-1: optimizer states"), ("2", "ZeRO-2: + gradients"),
         ("3", "ZeRO-3 / FSDP: + weights"))
 ZERO_SHORT = {"0": "no ZeRO", "1": "ZeRO-1", "2": "ZeRO-2", "3": "ZeRO-3 (FSDP)"}
-NODE = (("4", "4"), ("8", "8"), ("72", "72 (NVL72 rack)"))
+# Nodes the offered GPUs come in: 4 or 8 to an HGX/OAM board. An NVL72 rack's 72 GPUs are GB200s (a
+# different part, rated higher than the B200 offered here), so it is not offered beside them.
+NODE = (("4", "4"), ("8", "8"))
 
 PARAMS = [
     Param("model", "choice", "Model", "llama3-70b", options=tuple((k, m.label) for k, m in llm.MODELS.items()),

@@ -48,7 +48,7 @@ def sram_bytes(dev) -> tuple[int, str]:
         return PAPER_SRAM_BYTES, (f"{fmt.bytes_iec(PAPER_SRAM_BYTES)}: an A100 SM's shared memory, the paper's "
                                   f"machine; the probe does not measure on-chip memory")
     return PAPER_SRAM_BYTES, (f"{fmt.bytes_iec(PAPER_SRAM_BYTES)}: an A100 SM's shared memory, the paper's "
-                              f"machine; calc.specs gives the {name} no SM shared memory")
+                              f"machine; no per-SM shared memory is published for the {name}")
 
 PARAMS = [
     Param("device", "choice", "Device", "h100-sxm",

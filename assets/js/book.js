@@ -140,7 +140,24 @@
   }
   const scrollers = [...document.querySelectorAll("main pre, main .table-scroll, main .hw-table, main .figure-scroll, main .katex-display")]
     .filter((el) => !el.closest(".widget") && !el.parentElement.closest(".hw-table, .table-scroll"));
+  // On a wide screen the margin column beside the text is mostly empty: a listing, table or
+  // figure that would scroll sideways by no more than its width takes it (wide-listing, book.css),
+  // as the build does for those it knows to be wide. Narrower again, it gives it back.
+  const wideScreen = matchMedia("(min-width: 1300px)");
+  function widen(el) {
+    const holder = el.closest("div.sourceCode, figure, .table-scroll, .hw-table") || el;
+    if (holder.closest(".widget, section.exercise, .callout, .panel-tabset")) return;
+    if (!wideScreen.matches) {
+      if (holder.dataset.widened) { holder.classList.remove("wide-listing"); delete holder.dataset.widened; }
+      return;
+    }
+    if (holder.classList.contains("wide-listing") || el.scrollWidth <= el.clientWidth + 1) return;
+    const main = document.querySelector("main");
+    const room = main ? parseFloat(getComputedStyle(main).marginRight) || 0 : 0;
+    if (el.scrollWidth - el.clientWidth <= room) { holder.classList.add("wide-listing"); holder.dataset.widened = "1"; }
+  }
   function markScroll(el, n) {
+    widen(el);
     const scrolls = el.scrollWidth > el.clientWidth + 1;
     el.classList.toggle("scrolls", scrolls);
     if (scrolls) {
@@ -328,18 +345,44 @@
     }
     return pagefind;
   };
+  // Pagefind's highlight words are its index's ("all-reduce" becomes "allreduce", found nowhere on
+  // the page): the page opened marks the reader's own words instead.
+  let words = [];
+  const withWords = (url) => {
+    const u = new URL(url, location.href);
+    u.searchParams.delete("highlight");
+    for (const w of words) u.searchParams.append("highlight", w);
+    return u.pathname + u.search + u.hash;
+  };
+  // A sub-result's weight: its hits, as Pagefind scores them (its own UI puts the sections with the
+  // most hits first): a chapter's first link is the section that teaches a term, not its opening.
+  const weight = (r) => (r.weighted_locations || []).reduce((sum, w) => sum + (w.balanced_score || w.weight || 1), 0)
+    || (r.locations || []).length;
+  // The glossary's sections are its letters: a hit there links to the entry that holds the best one
+  // (each entry is an element with an id "term-…"), with the page's excerpt, and no "A", "B", "C".
+  function glossaryEntry(d) {
+    const entries = (d.anchors || []).filter((x) => x.id.startsWith("term-"));
+    if (!entries.length) return null;
+    const hits = [...(d.weighted_locations || [])].sort((x, y) => (y.balanced_score || 0) - (x.balanced_score || 0));
+    const at = hits.length ? hits[0].location : (d.locations || [])[0];
+    const entry = entries.filter((x) => x.location <= at).pop();
+    return entry ? entry.id : null;
+  }
   function resultItem(d) {
     const li = document.createElement("li");
-    const a = Object.assign(document.createElement("a"), { href: d.url, className: "search-page", textContent: d.meta?.title || d.url });
+    const entry = glossaryEntry(d);
+    const url = entry ? d.url.split("#")[0] + "#" + entry : d.url;
+    const a = Object.assign(document.createElement("a"), { href: withWords(url), className: "search-page", textContent: d.meta?.title || d.url });
     const p = document.createElement("p");
     p.innerHTML = d.excerpt; // Pagefind escapes page text and adds <mark>
     li.append(a, p);
-    const subs = (d.sub_results || []).filter((r) => r.url !== d.url && new URL(r.url, location.href).hash).slice(0, 3);
+    const subs = entry ? [] : (d.sub_results || []).filter((r) => r.url !== d.url && new URL(r.url, location.href).hash)
+      .map((r, i) => [weight(r), i, r]).sort((x, y) => y[0] - x[0] || x[1] - y[1]).slice(0, 3).map(([, , r]) => r);
     if (subs.length) {
       const ul = Object.assign(document.createElement("ul"), { className: "search-subs" });
       for (const r of subs) {
         const sli = document.createElement("li");
-        const sa = Object.assign(document.createElement("a"), { href: r.url, textContent: r.title });
+        const sa = Object.assign(document.createElement("a"), { href: withWords(r.url), textContent: r.title });
         const sp = document.createElement("p");
         sp.innerHTML = r.excerpt;
         sli.append(sa, sp);
@@ -382,6 +425,7 @@
           const res = await pf.debouncedSearch(q, {}, 150);
           if (!res || n !== seq) return;
           results = res.results; shown = 0;
+          words = q.split(/\s+/).filter(Boolean);
           list.innerHTML = "";
           status.textContent = `${results.length} result${results.length === 1 ? "" : "s"}`;
           await showMore();

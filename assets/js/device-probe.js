@@ -58,6 +58,17 @@
     }
   }
 
+  // What the strided figures show: on a GPU they fall as the stride grows (coalescing's saving);
+  // where they do not (a software adapter, on the CPU), the sentence says so rather than point at
+  // a fall that is not there.
+  function strideSays(g) {
+    const s = g.strided, first = s[0], last = s[s.length - 1];
+    if (s.length > 1 && last.median < 0.9 * first.median) return "the fall with the stride is what coalescing saves.";
+    const seen = `stride ${first.stride}: ${si(first.median, first.unit)}; stride ${last.stride}: ${si(last.median, last.unit)}`;
+    return `on a GPU the figure falls as the stride grows, and that fall is what coalescing saves. Here it does not fall (${seen})`
+      + (g.software ? ": this adapter runs on the CPU, where there is no coalescing to see." : ", so these figures show no saving from coalescing.");
+  }
+
   function showResult(box, r, compare) {
     const out = box.querySelector(".device-probe-results");
     out.replaceChildren();
@@ -72,13 +83,14 @@
       const name = [a.description, a.vendor, a.architecture].filter(Boolean).join(", ") || "the browser does not name it";
       if (g.software) out.append(el("p", { className: "device-probe-note" },
         `The WebGPU adapter is a software one (${name}): a CPU emulating a GPU. Its figures are shown below, but they are not a GPU's, and the widgets do not offer it as your GPU.`));
-      if (g.stopped) out.append(el("p", { className: "device-probe-note" }, `The GPU part stopped early: ${g.stopped}. The figures it had measured are below.`));
+      // the worker's reason names its subject ("the GPU part reached its 7 s cap…"): said once here
+      if (g.stopped) out.append(el("p", { className: "device-probe-note" }, `The GPU part stopped early: ${g.stopped.replace(/^the GPU part /, "it ")}. The figures it had measured are below.`));
       const rows = [["Read", g.read], ["Write", g.write], ["Copy (read + write)", g.copy], ["FP32 FMA", g.fma32], ["FP16 FMA (shader-f16)", g.fma16]]
         .filter(([, f]) => f).map(([label, f]) => row(label, f));
       out.append(el("p", {}, `Arrays of ${mib(g.bytes)}; bandwidth counts every byte read or written. ${SPREAD}`));
       out.append(table(`GPU through WebGPU: ${name}`, rows, HEAD));
       if (g.strided && g.strided.length) {
-        out.append(el("p", {}, "The strided read: useful bytes per second (4 per read) when neighbouring threads read words this far apart. Stride 1 is coalesced; the fall with the stride is what coalescing saves."));
+        out.append(el("p", {}, `The strided read: useful bytes per second (4 per read) when neighbouring threads read words this far apart. Stride 1 is coalesced; ${strideSays(g)}`));
         out.append(table("GPU strided read",
           g.strided.map((s) => [`stride ${s.stride}`, si(s.median, s.unit), pct(s), String(s.n)]), ["Stride (words)", "Median", "Spread", "Batches"]));
       }
@@ -135,7 +147,7 @@
       };
       worker.onmessage = ({ data }) => {
         if (data.type === "progress") { bar.max = data.total; bar.value = data.done; bar.setAttribute("aria-valuetext", data.label); }
-        else if (data.type === "result") { window.BookDevice.save(data.result); end(`Done in ${(data.result.elapsedMs / 1000).toFixed(1)} s: the result is stored in this browser.`); }
+        else if (data.type === "result") { window.BookDevice.save(data.result); end("Done: the result is stored in this browser."); }   // its time is in the result's first line
         else if (data.type === "failed") end(`The probe failed: ${data.message}. Nothing was stored.`);
       };
       worker.onerror = (e) => { e.preventDefault(); end("The probe could not start in this browser. Nothing was stored."); };

@@ -187,14 +187,27 @@ function roofline(mine, ref, minimum) {
   fig.append(svg("text", { x: L + 2, y: H - 6 }, `${num(x0)}`));
   fig.append(svg("text", { x: W - R - 30, y: H - 6 }, `${num(x1)}`));
   fig.append(svg("text", { x: (L + W) / 2 - 40, y: H - 6 }, "FLOP per HBM byte"));
-  fig.append(svg("text", { x: 2, y: T + 8 }, si(mine.peak_flops, "FLOP/s").replace(" ", "\u00a0")));
-  const mark = (p, name, colour, dy) => {
+  // The compute roof's value inside the plot, at its top left: above the sloped roof, where no
+  // point can be (at x = 2 the axis ran through it: "19.5 TF|LOP/s").
+  fig.append(svg("text", { x: L + 4, y: Y(mine.peak_flops) + 4 }, si(mine.peak_flops, "FLOP/s").replace(" ", "\u00a0")));
+  // The points' names under the roof and to the right of each point (the roof rises to the right,
+  // so nothing is drawn there), the second below the first where they would meet; above and to
+  // the left of a point too near the axis.
+  const placed = [];
+  const mark = (p, name, colour) => {
     if (!p || !(p.intensity > 0)) return;
-    fig.append(svg("circle", { cx: X(p.intensity), cy: Y(p.flops_per_s), r: 5, fill: colour, stroke: "var(--bg)" }));
-    fig.append(svg("text", { x: X(p.intensity) + 7, y: Y(p.flops_per_s) + dy }, name));
+    const cx = X(p.intensity), cy = Y(p.flops_per_s), width = 6.2 * name.length;
+    fig.append(svg("circle", { cx, cy, r: 5, fill: colour, stroke: "var(--bg)" }));
+    let x = cx + 8, y = cy + 15, anchor = "start";
+    for (const q of placed) {
+      if (Math.abs(q.y - y) < 13 && x < q.x + q.width && q.x < x + width) y = q.y + 13;
+    }
+    if (y > H - B - 3) { x = cx - 8; y = cy - 9; anchor = "end"; }
+    placed.push({ x: anchor === "end" ? x - width : x, y, width });
+    fig.append(svg("text", { x, y, "text-anchor": anchor }, name));
   };
-  mark(ref, "reference", "var(--muted)", 14);
-  mark(mine, "your kernel", "var(--accent)", -6);
+  mark(mine, "your kernel", "var(--accent)");
+  mark(ref, "reference", "var(--muted)");
   return fig;
 }
 
@@ -262,10 +275,18 @@ class Exercise {
           CM.lineNumbers(), CM.highlightActiveLineGutter(), CM.history(), CM.drawSelection(),
           CM.indentOnInput(), CM.bracketMatching(), CM.indentUnit.of("    "), badLine, CM.EditorView.lineWrapping,
           CM.syntaxHighlighting(CM.classHighlighter), CM.python(),
-          CM.keymap.of([...CM.defaultKeymap, ...CM.historyKeymap, CM.indentWithTab]),
+          // Tab indents once the reader has typed in the editor since it took focus; before that it
+          // moves on, as everywhere on the page (a Tab from the statement came in and indented
+          // line 1: "unexpected indent"). Escape then Tab leaves at any time (CodeMirror's own).
+          CM.keymap.of([...CM.defaultKeymap, ...CM.historyKeymap,
+            { key: "Tab", run: (v) => this.typed && CM.indentWithTab.run(v), shift: (v) => this.typed && CM.indentWithTab.shift(v) }]),
+          CM.EditorView.focusChangeEffect.of((state, focusing) => { if (!focusing) this.typed = false; return null; }),
           CM.EditorView.contentAttributes.of({ "aria-label": `Kernel code for the exercise: ${this.data.title}`,
                                                "aria-describedby": keysId }),
-          CM.EditorView.updateListener.of((u) => { if (u.docChanged) this.saveSoon(); }),
+          CM.EditorView.updateListener.of((u) => {
+            if (u.transactions.some((t) => t.isUserEvent("input") || t.isUserEvent("delete") || t.isUserEvent("select"))) this.typed = true;
+            if (u.docChanged) this.saveSoon();
+          }),
         ],
       }),
     });
@@ -569,12 +590,14 @@ class Exercise {
 
   linesTable(rows, caption) {
     const used = LINE_COLUMNS.filter(([k]) => rows.some((r) => r[k]));
-    const head = el("tr", {}, el("th", { scope: "col" }, "Line"), el("th", { scope: "col" }, "Code"),
-      ...used.map(([, label]) => el("th", { scope: "col" }, label)));
+    // The figures first, the code last: a long line (a trailing comment) is cut at the box's edge
+    // (exercises.css), never pushing the numbers out of sight; its whole text is the cell's title.
+    const head = el("tr", {}, el("th", { scope: "col" }, "Line"),
+      ...used.map(([, label]) => el("th", { scope: "col" }, label)), el("th", { scope: "col", class: "src" }, "Code"));
     const body = el("tbody");
     for (const r of rows) {
-      body.append(el("tr", {}, el("td", {}, String(r.line)), el("td", { class: "src" }, r.source),
-        ...used.map(([k]) => el("td", {}, num(r[k])))));
+      body.append(el("tr", {}, el("td", {}, String(r.line)), ...used.map(([k]) => el("td", {}, num(r[k]))),
+        el("td", { class: "src", title: r.source }, r.source)));
     }
     const t = el("table", {}, el("caption", {}, caption), el("thead", {}, head), body);
     return el("div", { class: "exercise-table-wrap", tabindex: "0", role: "region", "aria-label": caption }, t);

@@ -112,6 +112,10 @@
     const body = await res.json().catch(() => null);
     const error = body && typeof body.error === 'string' ? body.error : '';
     if ((res.status === 200 || res.status === 201) && body?.id === payload.id) return { kind: 'sent' };
+    // The same text sent again soon: the service keeps the first copy and answers with its id.
+    if (res.status === 200 && body?.status === 'duplicate' && typeof body.id === 'string' && body.id) {
+      return { kind: 'sent', duplicate: true };
+    }
     if (res.status === 429 || res.status === 408 || (res.status >= 500 && !NO_SERVICE.has(res.status))) {
       const after = Number(res.headers.get('Retry-After')) * 1000 || 0;
       return { kind: 'queued', after, reason: error || `the feedback service answered ${res.status}` };
@@ -161,7 +165,8 @@
       const id = item.payload.id;
       if (result.kind === 'sent') {
         updateQueue((items) => items.filter((i) => i.payload.id !== id));
-        announce(item.attempts ? 'A suggestion saved earlier has now been sent. Thank you!' : 'Thank you: your suggestion was sent.', 'sent');
+        announce(result.duplicate ? 'Already received, thank you: the same suggestion was sent a moment ago, and it is kept once.'
+          : item.attempts ? 'A suggestion saved earlier has now been sent. Thank you!' : 'Thank you: your suggestion was sent.', 'sent');
       } else if (result.kind === 'queued') {
         updateQueue((items) => items.map((i) => (i.payload.id === id
           ? { ...i, stuck: undefined, attempts: i.attempts + 1, next: Date.now() + backoff(i.attempts, result.after) } : i)));

@@ -33,11 +33,12 @@
 .offline-box .offline-forget{background:none;color:inherit;border:1px solid var(--muted)}
 .offline-box progress{width:100%;max-width:24rem;height:.75rem;display:block}
 .offline-box [hidden]{display:none}
-.offline-notice{position:fixed;left:50%;bottom:1rem;transform:translateX(-50%);z-index:50;width:max-content;max-width:calc(100vw - 2rem);box-sizing:border-box;
-  background:var(--fg);color:var(--bg);font-family:var(--font-ui);font-size:.95rem;border-radius:6px;padding:.5rem .75rem;
-  box-shadow:0 2px 8px rgba(0,0,0,.25);display:flex;gap:.75rem;align-items:center;flex-wrap:wrap}
-.offline-notice[hidden]{display:none}
-.offline-notice button{font:inherit;background:var(--bg);color:var(--fg);border:0;border-radius:4px;padding:.3rem .75rem;min-height:44px;cursor:pointer}
+.offline-notice{margin:.5rem auto;width:max-content;max-width:calc(100% - 1rem);box-sizing:border-box;
+  background:var(--panel);color:var(--fg);border:1px solid var(--rule);font-family:var(--font-ui);font-size:.95rem;border-radius:6px;
+  padding:.3rem .5rem .3rem .75rem;display:flex;gap:.5rem .75rem;align-items:center;flex-wrap:wrap}
+.offline-notice[hidden],.offline-notice [hidden]{display:none}
+.offline-notice span{flex:1 1 12rem}
+.offline-notice button{font:inherit;background:var(--bg);color:var(--fg);border:1px solid var(--rule);border-radius:4px;padding:.3rem .75rem;min-height:44px;min-width:44px;cursor:pointer}
 @media print{.offline-open,.offline-panel,.offline-notice{display:none}}`;
 
   const mb = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
@@ -89,23 +90,30 @@
     notice();
   }
 
+  // The notice sits in the page's flow under the top bar (it covers nothing) and can be dismissed:
+  // "reading offline" for good on this device (localStorage), a newer edition for this visit.
+  const DISMISSED = 'book-offline-notice-dismissed';
+  const dismissed = (kind) => {
+    try {
+      return (kind === 'update' ? sessionStorage : localStorage).getItem(DISMISSED) === '1';
+    } catch { return false; }
+  };
   let noticeEl = null;
   function notice() {
     if (!noticeEl) return;
     const text = noticeEl.querySelector('span');
-    const button = noticeEl.querySelector('button');
-    if (state.update) {
+    const reload = noticeEl.querySelector('.offline-reload');
+    const offline = navigator.onLine === false || state.fromCache;
+    const kind = state.update ? 'update' : offline ? 'offline' : '';
+    noticeEl.dataset.kind = kind;
+    if (kind === 'update') {
       text.textContent = 'A newer edition of the book is available.';
-      button.hidden = false;
-      noticeEl.hidden = false;
-    } else if (navigator.onLine === false || state.fromCache) {
+    } else if (kind === 'offline') {
       text.textContent = state.kept ? 'You are reading offline: the copy kept on this device.'
         : 'You are reading offline: pages you have not opened before may not be here.';
-      button.hidden = true;
-      noticeEl.hidden = false;
-    } else {
-      noticeEl.hidden = true;
     }
+    reload.hidden = kind !== 'update';
+    noticeEl.hidden = !kind || dismissed(kind);
   }
 
   function worker() {
@@ -207,14 +215,23 @@
     noticeEl.className = 'offline-notice';
     noticeEl.setAttribute('role', 'status');
     noticeEl.hidden = true;
-    noticeEl.innerHTML = '<span></span><button type="button" hidden>Reload</button>';
-    noticeEl.querySelector('button').addEventListener('click', () => {
+    noticeEl.innerHTML = '<span></span><button type="button" class="offline-reload" hidden>Reload</button>'
+      + '<button type="button" class="offline-dismiss" aria-label="Dismiss this notice">Dismiss</button>';
+    noticeEl.querySelector('.offline-reload').addEventListener('click', () => {
       const waiting = state.update && state.update.waiting;
       if (!waiting) return location.reload();
       navigator.serviceWorker.addEventListener('controllerchange', () => location.reload());
       waiting.postMessage({ type: 'skip-waiting' });
     });
-    document.body.appendChild(noticeEl);
+    noticeEl.querySelector('.offline-dismiss').addEventListener('click', () => {
+      try {
+        (noticeEl.dataset.kind === 'update' ? sessionStorage : localStorage).setItem(DISMISSED, '1');
+      } catch { /* storage refused: hidden for this page only */ }
+      noticeEl.hidden = true;
+    });
+    const bar = document.querySelector('header.topbar');
+    if (bar) bar.after(noticeEl);
+    else document.body.prepend(noticeEl);
     window.addEventListener('online', render);
     window.addEventListener('offline', render);
     render();

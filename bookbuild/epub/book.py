@@ -4,9 +4,11 @@ glossary terms become links inside the book), joined into one document and writt
 ``epub3`` writer with MathML, highlighted code, a cover and the book's metadata."""
 from __future__ import annotations
 
+import html
 import json
 import re
 import time
+import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -30,15 +32,30 @@ BIG = re.compile(r"\\[Bb]ig+[lrm]?(?![A-Za-z])\s*")
 SVG_PAGE_LINK = re.compile(r'\s(?:xlink:)?href="(?!#)[^"]*"')
 
 
+def _margin_notes(blocks: list) -> list:
+    """A margin note (``::: {.column-margin}``) has no margin in an EPUB: where it follows a
+    paragraph it becomes that paragraph's footnote (a reader's note, read on a tap), not a stray
+    paragraph in the flow; elsewhere it stays a Div, styled as an aside (epub.css)."""
+    out: list = []
+    for b in blocks:
+        margin = isinstance(b, dict) and b.get("t") == "Div" and "column-margin" in b["c"][0][1]
+        if margin and out and out[-1].get("t") == "Para":
+            out[-1] = {"t": "Para", "c": out[-1]["c"] + [{"t": "Note", "c": b["c"][1]}]}
+        else:
+            out.append(b)
+    return out
+
+
 def _for_epub(node: Any) -> Any:
     """What the epub3 writer gets wrong, put right in the AST:
+    - margin notes, which it writes into the flow (``_margin_notes``);
     - an id on a Figure is not seen by the writer when it points links at the file a target went to
       (a table in chapter 1 referred to from chapter 3 kept its bare ``#tbl-...``): the id moves to a
       Div around the figure;
     - texmath writes ``\\big/`` as an ``<mi>`` with ``minsize``/``stretchy``, which MathML 3 allows
       only on ``<mo>`` (EPUBCheck RSC-005): the size hints go, the symbol stays."""
     if isinstance(node, list):
-        return [_for_epub(x) for x in node]
+        return _margin_notes([_for_epub(x) for x in node])
     if not isinstance(node, dict):
         return node
     if node.get("t") == "Math":
@@ -103,7 +120,7 @@ def write_epub(cfg: BookConfig, pages: list[xref.Page], index_path: Path, cites:
     blocks: list[dict] = []
     for doc in docs:
         blocks.extend(doc["blocks"])
-    blocks = [_for_epub(b) for b in blocks]
+    blocks = _for_epub(blocks)
     _unlink_svgs(cfg.root / ".bookcache" / "epub-media")
     book = {"pandoc-api-version": docs[0]["pandoc-api-version"], "meta": {}, "blocks": blocks}
     cover = edition_images.cover(cfg)
@@ -123,6 +140,40 @@ def write_epub(cfg: BookConfig, pages: list[xref.Page], index_path: Path, cites:
                 "--epub-cover-image", str(cover), "--css", str(STYLE),
                 "--metadata-file", str(meta_file), "--epub-title-page=true"],
                source, cfg.root, "writing the EPUB")
+    _title_chapters(out)
     stamp.write_text(key)
     progress("epub", out.name, time.perf_counter() - t)
     return out
+
+
+CHAPTER_FILE = re.compile(r"EPUB/text/ch\d+\.xhtml")
+TITLE = re.compile(r"<title>[^<]*</title>")
+FIRST_HEADING = re.compile(r"<h1\b[^>]*>(.*?)</h1>", re.S)
+
+
+def _title_chapters(epub: Path) -> None:
+    """Pandoc names each chapter file's ``<title>`` after the file ("ch002.xhtml"), which a reading
+    system shows as the page's name: each takes its first heading's text instead (as the
+    navigation does). The archive is rewritten with ``mimetype`` first and stored, as EPUB needs."""
+    with zipfile.ZipFile(epub) as z:
+        entries = [(info, z.read(info)) for info in z.infolist()]
+    changed = False
+    for i, (info, data) in enumerate(entries):
+        if not CHAPTER_FILE.fullmatch(info.filename):
+            continue
+        text = data.decode("utf-8")
+        heading = FIRST_HEADING.search(text)
+        if not heading:
+            continue
+        name = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", heading.group(1))).split())
+        fixed = TITLE.sub(lambda _: f"<title>{html.escape(name, quote=False)}</title>", text, count=1)
+        if fixed != text:
+            entries[i] = (info, fixed.encode("utf-8"))
+            changed = True
+    if not changed:
+        return
+    tmp = epub.with_suffix(".tmp")
+    with zipfile.ZipFile(tmp, "w") as z:
+        for info, data in entries:
+            z.writestr(info, data, compress_type=zipfile.ZIP_STORED if info.filename == "mimetype" else zipfile.ZIP_DEFLATED)
+    tmp.replace(epub)

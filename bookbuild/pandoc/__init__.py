@@ -66,7 +66,7 @@ def read(markdown: str, cwd: Path, source: str) -> dict[str, Any]:
 def internal_filters() -> list[Path]:
     """Our implementations of Quarto's built-in features (and titles.lua, the PDF's run-in titles),
     run after the user's filters."""
-    return [LUA / name for name in ("conditional.lua", "answers.lua", "crossref.lua", "callout.lua", "tabset.lua", "margin.lua", "code.lua",
+    return [LUA / name for name in ("conditional.lua", "answers.lua", "crossref.lua", "callout.lua", "tabset.lua", "margin.lua", "code.lua", "tables.lua",
                                          "titles.lua")]
 
 

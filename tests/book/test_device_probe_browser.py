@@ -193,8 +193,36 @@ def test_a_gpu_part_stopped_at_its_cap_keeps_what_it_measured(chromium_webgpu, b
     assert "fma32" not in gpu and gpu["strided"] == []
     assert gpu["stopped"] == "the GPU part reached its 0.001 s cap before FP32 FMA"
     text = w.page.locator(".device-probe").inner_text()
-    assert "The GPU part stopped early: the GPU part reached its 0.001 s cap before FP32 FMA" in text
+    assert "The GPU part stopped early: it reached its 0.001 s cap before FP32 FMA" in text   # said once (#47)
     assert "GPU strided read" not in text
     assert positive(r["cpu"]["copy"]) and w.page.evaluate(DEVICE_OPTIONS) == ["yours-cpu"]
+    assert w.errors == [] and w.outside == []
+    w.context.close()
+
+
+def test_the_result_says_each_thing_once_and_what_the_strided_curve_shows(chromium, book):
+    """Issue #47: "Done in 12.5 s" twice (the status and the result's first line); "The GPU part
+    stopped early: the GPU part reached its 7 s cap"; "the fall with the stride is what coalescing
+    saves" above figures that rise (SwiftShader: stride 1 at 110-160 MB/s, stride 2 at 159-210)."""
+    w = open_page(chromium, book + PAGE)
+    page = w.page
+    r = measure(page)                                    # the CPU part (this Chromium has no WebGPU)
+    status = page.locator(".device-probe-status").inner_text()
+    assert status.startswith("Done") and " s" not in status.split(":")[0], status
+    assert page.locator(".device-probe").inner_text().count(f"{r['elapsedMs'] / 1000:.1f} s") == 1
+    f = lambda v: {"median": v, "lo": v * 0.9, "hi": v * 1.1, "n": 5, "unit": "B/s"}
+    for rising, says in ((True, "Here it does not fall (stride 1: 110 MB/s; stride 32: 210 MB/s): this adapter runs on the CPU"),
+                         (False, "the fall with the stride is what coalescing saves")):
+        speeds = (110e6, 160e6, 210e6) if rising else (300e9, 40e9, 10e9)
+        r["gpu"] = {"adapter": {"description": "SwiftShader"}, "software": rising, "bytes": 2**20, "read": f(1e9),
+                    "write": f(1e9), "copy": f(1e9), "fma32": {**f(1e9), "unit": "FLOP/s"},
+                    "stopped": "the GPU part reached its 7 s cap before FP16 FMA",
+                    "strided": [{**f(v), "stride": s} for v, s in zip(speeds, (1, 2, 32))]}
+        page.evaluate("(r) => window.BookDevice.save(r)", r)
+        text = page.locator(".device-probe").inner_text()
+        assert says in text, text
+        assert "The GPU part stopped early: it reached its 7 s cap before FP16 FMA." in text
+        assert ("the fall with the stride is what coalescing saves" in text) is not rising
+    page.get_by_role("button", name="Delete the measurement").click()
     assert w.errors == [] and w.outside == []
     w.context.close()

@@ -293,3 +293,103 @@ def test_index_progress_export_reset_import(chromium, book_url, tmp_path, built_
     finally:
         context.close()
     assert not errors, errors
+
+
+ROOF_CLASHES = """(ex) => {
+    const svg = document.querySelector(`${ex} .exercise-roof svg`);
+    const box = (e) => e.getBBox();
+    const meet = (a, b) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+    const axis = [...svg.querySelectorAll('line')].find((l) => l.getAttribute('x1') === l.getAttribute('x2'));
+    const ax = Number(axis.getAttribute('x1'));
+    const texts = [...svg.querySelectorAll('text')];
+    const names = texts.filter((t) => ['your kernel', 'reference'].includes(t.textContent));
+    const path = svg.querySelector('path');
+    const roof = Array.from({ length: 200 }, (_, i) => path.getPointAtLength(path.getTotalLength() * i / 199));
+    const overlaps = [];
+    names.forEach((t, i) => {
+      const b = box(t);
+      for (const u of names.slice(i + 1)) if (meet(b, box(u))) overlaps.push(`${t.textContent} / ${u.textContent}`);
+      for (const c of svg.querySelectorAll('circle')) if (meet(b, box(c))) overlaps.push(`${t.textContent} / a dot`);
+      if (roof.some((p) => p.x > b.x && p.x < b.x + b.width && p.y > b.y && p.y < b.y + b.height)) overlaps.push(`${t.textContent} / the roof`);
+    });
+    return { axis: texts.filter((t) => { const b = box(t); return b.x < ax && b.x + b.width > ax; }).map((t) => t.textContent),
+             overlaps };
+}"""
+
+
+@pytest.mark.parametrize("config,chapter,ex", [("desktop-light", "roofline", "#ex-roofline-fuse"),
+                                               ("phone-light", "gpu", "#ex-gpu-divergence")])
+def test_results_show_their_figures_whole_tables_unscrolled_roofline_uncrossed(chromium, book, config, chapter, ex):
+    """Issue #47: the per-line table's code column (trailing comments) pushed the counts out of a box
+    that scrolled with no cue, clipped its "Code" header and, on a phone, its caption; the budgets
+    table was 9 px too wide there. Every results table fits its box, caption and headers whole."""
+    context, page, errors, _ = open_page(chromium, book + f"chapters/{chapter}.html", config)
+    try:
+        page.locator(ex).scroll_into_view_if_needed()
+        page.wait_for_function(f"!document.querySelector('{ex} .exercise-check')?.disabled")
+        press(page, page.locator(f"{ex} .exercise-check"), config.startswith("phone"))
+        page.wait_for_function(f"/^(Passed|Not yet)/.test(document.querySelector('{ex} .exercise-message')?.textContent || '')")
+        tables = page.evaluate(f"""[...document.querySelectorAll('{ex} .exercise-table-wrap')].map((w) => ({{
+            caption: w.querySelector('caption').textContent, wide: w.scrollWidth - w.clientWidth,
+            cut: [...w.querySelectorAll('caption, th:not(.src), td:not(.src)')].filter((c) => c.scrollWidth > c.clientWidth + 1)
+                 .map((c) => c.textContent),
+            figures: [...w.querySelectorAll('tbody tr:first-child td:not(.src)')].map((c) => {{
+                const r = c.getBoundingClientRect(), b = w.getBoundingClientRect();
+                return r.right <= b.right + 1 && r.left >= b.left - 1; }}) }}))""")
+        assert [t["caption"].split(" at ")[0] for t in tables] == ["Budgets", "Counts per line"], tables
+        for t in tables:
+            assert t["wide"] <= 0 and not t["cut"] and all(t["figures"]), t
+        src = page.locator(f"{ex} td.src").first     # the whole line, on hover (and read out on a phone)
+        assert src.get_attribute("title") == src.text_content() and "[" in src.text_content()
+        # the small roofline (#47 defect 7): the peak's label clear of the y axis ("19.5 TF|LOP/s"),
+        # the points' names clear of each other, of the dots and of the roof
+        clash = page.evaluate(ROOF_CLASHES, ex)
+        assert clash == {"axis": [], "overlaps": []}, clash
+        assert not errors, errors
+    finally:
+        context.close()
+
+
+BEFORE_EDITOR = """(ex) => {   // focus what comes just before the editor in tab order, as a keyboard reader would be
+    const cm = document.querySelector(`${ex} .cm-content`);
+    const all = [...document.querySelectorAll('a[href], button, input, select, textarea, [tabindex], [contenteditable]')]
+      .filter((e) => e.tabIndex >= 0 && !e.disabled && e.getClientRects().length);
+    const before = all.filter((e) => e.compareDocumentPosition(cm) & Node.DOCUMENT_POSITION_FOLLOWING).pop();
+    before.focus();
+    return before.outerHTML.slice(0, 80);
+}"""
+
+
+def test_tab_moves_through_the_editor_until_the_reader_types(chromium, book):
+    """Issue #47: a Tab from the statement entered the editor and the next indented line 1 (then
+    "line 1: unexpected indent"). Tab indents only once the reader has typed; until then it moves
+    on, and Escape then Tab always leaves. On a touch screen the Tab advice is not shown."""
+    context, page, errors, _ = open_page(chromium, book + CHAPTER, "desktop-light")
+    try:
+        reach(page)
+        starter = editor_text(page)
+        page.evaluate(BEFORE_EDITOR, EX)
+        page.keyboard.press("Tab")
+        assert page.evaluate("document.activeElement.classList.contains('cm-content')")   # in the editor
+        page.keyboard.press("Tab")
+        assert not page.evaluate("document.activeElement.classList.contains('cm-content')")  # and out again
+        assert editor_text(page) == starter                                                 # nothing indented
+        page.keyboard.press("Shift+Tab")                                                    # back in
+        assert page.evaluate("document.activeElement.classList.contains('cm-content')")
+        page.keyboard.press("End")
+        page.keyboard.type("x")
+        page.keyboard.press("Tab")                                                          # typed: Tab indents
+        assert page.evaluate("document.activeElement.classList.contains('cm-content')")
+        assert editor_text(page) != starter and "x" in editor_text(page)
+        assert page.locator(f"{EX} .exercise-keys-tab").is_visible()
+    finally:
+        context.close()
+    assert not errors, errors
+    context, page, errors, _ = open_page(chromium, book + CHAPTER, "phone-light")
+    try:
+        reach(page)
+        keys = page.locator(f"{EX} .exercise-keys")
+        assert keys.is_visible() and "Esc" not in keys.inner_text(), keys.inner_text()
+    finally:
+        context.close()
+    assert not errors, errors

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from a11y_site import pages, serve  # noqa: E402  (same folder)
+from a11y_site import CONFIGS, pages, serve  # noqa: E402  (same folder)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "feedback"))
 from test_client_browser import Service, free_port  # noqa: E402
@@ -248,5 +248,37 @@ def test_panel_and_notice_pass_axe(chromium, site, viewport):
         context.set_offline(True)
         expect(page.locator(".offline-notice")).to_be_visible()
         assert axe(page) == []
+    finally:
+        context.close()
+
+
+def test_offline_notice_covers_nothing_and_stays_dismissed(chromium, site):
+    """Issue #47: the notice floated over the text (about 60 px of it on a phone, an exercise's "Sizes
+    tried") and could not be dismissed. It sits in the page's flow under the top bar, and Dismiss
+    hides it on this device from then on."""
+    context = chromium.new_context(**CONFIGS["phone-light"])
+    context.set_default_timeout(30000)
+    try:
+        page = context.new_page()
+        for path in ("chapters/gpu.html", "chapters/roofline.html"):
+            page.goto(site["url"] + path)
+            page.locator(".offline-open").tap()          # loads offline.js (the panel), then closes it
+            page.wait_for_function("window.bookOffline")
+            page.locator(".offline-open").tap()
+            context.set_offline(True)
+            notice = page.locator(".offline-notice")
+            expect(notice).to_have_attribute("data-kind", "offline")
+            if path.startswith("chapters/gpu"):
+                expect(notice).to_be_visible()
+                placed = page.evaluate("""() => { const n = document.querySelector('.offline-notice');
+                    const fixed = []; for (let e = n; e; e = e.parentElement) {
+                      const p = getComputedStyle(e).position; if (p !== 'static' && p !== 'relative') fixed.push(e.tagName + ':' + p); }
+                    return { fixed, after: n.previousElementSibling && n.previousElementSibling.className }; }""")
+                assert placed == {"fixed": [], "after": "topbar"}, placed   # in the flow: it covers nothing
+                notice.get_by_role("button", name="Dismiss this notice").tap()
+                expect(notice).to_be_hidden()
+            else:
+                expect(notice).to_be_hidden()            # dismissed on the page before: remembered
+            context.set_offline(False)
     finally:
         context.close()

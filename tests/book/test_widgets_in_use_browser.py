@@ -189,3 +189,31 @@ def test_small_ones_turn_and_tilt_only_in_3d_labels_11px_styled_buttons(chromium
         const s = getComputedStyle(b); const r = [s.borderTopColor, s.backgroundColor, s.borderRadius]; b.remove(); return r; }""")
     assert style != default and style[2] != "0px", (style, default)
     web.context.close()
+
+
+def test_on_a_phone_the_stepper_shows_the_ring_and_the_step_above_its_slider(chromium, base):
+    """Issue #47: the stepper's drawing is too tall to pin on a phone, and the ring and "step x of 6"
+    were about 900 px above the slider being dragged. With the slider low on the screen, as a
+    thumb holds it, the step's heading and every GPU of the ring are in view above it."""
+    web = open_live(chromium, base, "chapters/communication.html", PHONE)
+    try:
+        page = web.page
+        root = page.locator('.widget[data-widget="collective-stepper"]')
+        slider = root.locator('input[name="step"]')
+        slider.scroll_into_view_if_needed()
+        page.evaluate("(y) => window.scrollBy(0, y - innerHeight * 0.8)", slider.bounding_box()["y"])
+        box = slider.bounding_box()
+        page.touchscreen.tap(box["x"] + box["width"] * 0.7, box["y"] + box["height"] / 2)
+        page.wait_for_function("(r) => r.querySelector('input[name=step]').value !== '1'", arg=root.element_handle())
+        seen = root.evaluate("""(w) => {
+            const bar = document.querySelector('.topbar').getBoundingClientRect().bottom;
+            const top = w.querySelector('input[name=step]').getBoundingClientRect().top;
+            const inView = (r) => r.top >= bar && r.bottom <= top;
+            const head = [...w.querySelectorAll('.widget-svg text')].find((t) => /[Ss]tep \\d+( of |\\/)\\d+/.test(t.textContent));
+            return { head: !!head && inView(head.getBoundingClientRect()),
+                     ring: [...w.querySelectorAll('.widget-svg circle')].map((c) => inView(c.getBoundingClientRect())) };
+        }""")
+        assert seen["head"] and seen["ring"] and all(seen["ring"]), seen
+        assert not web.errors, web.errors
+    finally:
+        web.context.close()

@@ -173,3 +173,28 @@ def test_epub_key_frames_take_the_whole_width_on_a_phone(chromium, tmp_path):
             assert all(abs(s - share) < 0.02 for s in shares), (width, shares)
     finally:
         page.close()
+
+
+def test_epub_chapters_are_titled_by_their_headings_and_margin_notes_are_footnotes(book):
+    """Issue #47: every chapter's <title> was its file name ("ch002.xhtml"), and a margin note fell
+    into the flow as a stray paragraph. Each chapter file is titled by its first heading; a margin
+    note after a paragraph is that paragraph's footnote."""
+    _root, _out, report = book
+    with zipfile.ZipFile(report.epub) as z:
+        names = z.namelist()
+        assert names[0] == "mimetype" and z.getinfo("mimetype").compress_type == zipfile.ZIP_STORED
+        chapters = {n: z.read(n).decode() for n in names if re.fullmatch(r"EPUB/text/ch\d+\.xhtml", n)}
+    titles = {n: re.search(r"<title>([^<]*)</title>", t)[1] for n, t in chapters.items()}
+    assert not [t for t in titles.values() if t.endswith(".xhtml")], titles
+    for n, text in chapters.items():
+        h1 = re.search(r"<h1\b[^>]*>(.*?)</h1>", text, re.S)
+        if h1:
+            assert titles[n] == " ".join(re.sub(r"<[^>]+>", " ", h1[1]).split()), (n, titles[n])
+    # the fixture's margin note follows a tab box, not a paragraph: an aside, styled as one
+    assert "A margin note." in "".join(chapters.values())
+    from bookbuild.epub.book import STYLE, _for_epub
+    assert ".column-margin" in STYLE.read_text()
+    para = {"t": "Para", "c": [{"t": "Str", "c": "PCIe."}]}
+    note = {"t": "Div", "c": [["", ["column-margin"], []], [{"t": "Para", "c": [{"t": "Str", "c": "31.5 GB/s."}]}]]}
+    assert _for_epub([para, note]) == [{"t": "Para", "c": [{"t": "Str", "c": "PCIe."},
+                                                          {"t": "Note", "c": note["c"][1]}]}]

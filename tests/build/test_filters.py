@@ -13,7 +13,7 @@ from bookbuild import pandoc
 HERE = Path(__file__).parent / "filters"
 CASES = {"callout": ["html", "typst"], "tabset": ["html", "typst"], "margin": ["html", "typst"],
          "code": ["html"], "crossref": ["html", "typst"], "links": ["html", "typst"],
-         "conditional": ["html", "typst"]}
+         "conditional": ["html", "typst"], "tables": ["html", "typst"]}
 EXT = {"html": "html", "typst": "typ"}
 
 

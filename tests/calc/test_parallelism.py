@@ -132,6 +132,17 @@ def test_configurations_that_cannot_run_say_why(kw, says):
         plan(**kw)
 
 
+@pytest.mark.parametrize("kw,says", [
+    (dict(model=L70, gpus=64, tp=32, global_batch=64), "does not divide Llama 3 70B's 8 KV heads: "),
+    (dict(gpus=24, tp=3, global_batch=24), "does not divide Llama 3 8B's 32 query heads and 8 KV heads: "),
+])
+def test_tensor_parallelism_names_only_the_heads_it_does_not_divide(kw, says):
+    """Issue #47: TP 32 was said not to divide Llama 3 70B's 64 query heads (it does)."""
+    with pytest.raises(P.PlanError) as refused:
+        plan(**kw)
+    assert says in str(refused.value), str(refused.value)
+
+
 def test_the_bound_is_the_largest_part():
     st = P.step(plan(gpus=16, overlap=False, global_batch=16))
     largest = max(st.parts, key=lambda p: p[1])

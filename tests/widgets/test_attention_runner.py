@@ -113,3 +113,19 @@ def test_a_transpose_is_drawn_as_a_real_superscript():
             assert "ᵀ" not in drawn, (name, st)
     svg = widgets.render("attention-runner", {})["svg"]
     assert 'QK<tspan baseline-shift="super" font-size="75%">T</tspan>' in svg
+
+
+@pytest.mark.parametrize("params", [{}, {"n": 2, "d": 2}, {"kernel": "flash"}])
+def test_on_paper_the_figure_ends_where_its_drawing_does(params):
+    """Issue #47: the PDF had a large gap between Figure 5.4 and its caption: the figure keeps the
+    height of its tallest state (so that the controls under it never move), which paper, with no
+    controls, does not need. The printed SVG ends at its drawing; the page's keeps its box."""
+    import re
+    import widgets
+    def box(svg):
+        return float(re.search(r'viewBox="[^"]+ ([\d.]+)"', svg).group(1)), float(re.search(r'<svg\b[^>]*?\sheight="([\d.]+)"', svg).group(1))
+    web, paper = box(widgets.render("attention-runner", params)["svg"]), box(widgets.standalone_svg("attention-runner", params))
+    drawn = widgets.render("attention-runner", params)["print_height"]
+    assert paper == (drawn, drawn) and drawn <= web[0]
+    ys = [float(v) for v in re.findall(r'\s(?:y|cy)="([\d.]+)"', widgets.standalone_svg("attention-runner", params))]
+    assert max(ys) <= drawn, (max(ys), drawn)      # nothing drawn is cut off

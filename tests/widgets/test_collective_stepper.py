@@ -148,8 +148,22 @@ def test_on_a_phone_the_grid_fills_its_box_at_any_p(p):
     svg = ET.fromstring(render(p=p, step=1, _width=340)["svg"])
     bottoms = [float(e.get("y")) + float(e.get("height")) for e in svg.iter(SVG + "rect")
                if re.fullmatch(r"GPU \d+, chunk \d+: .*", e.findtext(SVG + "title") or "")]
-    blank = float(svg.get("height")) - max(bottoms)
+    head = next(e for e in svg.iter(SVG + "text") if re.search(r"[Ss]tep \d+( of |/)\d+", e.text or ""))
+    blank = float(head.get("y")) - 13 - max(bottoms)       # the grid comes first on a phone, the heading under it
     assert blank <= 12, f"{blank:.0f} px blank under the grid at p = {p}"
+
+
+@pytest.mark.parametrize("p", [2, 4, 16])
+def test_on_a_phone_the_ring_and_the_step_come_last_over_the_step_slider(p):
+    """Issue #47: on a phone the drawing is too tall to pin, and the ring and "step x of 6" were
+    about 900 px above the slider a reader drags. The heading, the ring and the sentence are the
+    drawing's last part, and the step's slider is the first control, right under them."""
+    svg = ET.fromstring(render(p=p, step=1, _width=340)["svg"])
+    height = float(svg.get("height"))
+    head = next(e for e in svg.iter(SVG + "text") if re.search(r"[Ss]tep \d+( of |/)\d+", e.text or ""))
+    circles = [float(e.get("cy")) for e in svg.iter(SVG + "circle")]
+    assert height - float(head.get("y")) <= 420 and height - min(circles) <= 400, (height, head.get("y"), circles)
+    assert cs.PARAMS[0].name == "step"
 
 
 @pytest.mark.parametrize("link", [l.name for l in specs.links()])

@@ -42,7 +42,7 @@ def test_seventy_b_pure_data_parallel_does_not_fit_and_says_what_to_shard():
 
 @pytest.mark.parametrize("params,says", [
     ({"gpus": 8, "tp": 16}, "does not divide 8 GPUs"),
-    ({"tp": 16, "gpus": 128}, "does not divide Llama 3 70B's 64 query heads and 8 KV heads"),
+    ({"tp": 16, "gpus": 128}, "does not divide Llama 3 70B's 8 KV heads: "),    # 16 divides its 64 query heads
     ({"gpus": 8, "tp": 1, "global_batch": 8, "micro_batch": 2}, "does not split into 8"),
 ])
 def test_a_configuration_that_cannot_run_is_drawn_and_explained(params, says):
@@ -100,3 +100,14 @@ def test_b200_and_mi300x_are_offered_with_their_own_links():
     # a larger memory: the 405B at TP 8 × PP 16 fits without recomputation on a B200 (180 GB)
     big = dict(model="llama3-405b", gpus=1024, tp=8, pp=16, global_batch=1024, seq=8192)
     assert "fits" in out(**big, device="b200")["Memory per GPU"]
+
+
+def test_node_sizes_are_only_those_the_offered_gpus_come_in():
+    """Issue #47: "72 (NVL72 rack)" was offered beside "B200 (HGX)"; NVL72 racks hold GB200s, which
+    the planner does not offer (an HGX board holds 8)."""
+    from widgets import parallel_planner as planner
+    params = {p.name: p for p in planner.PARAMS}
+    devices = [k for k, _ in params["device"].options]
+    nodes = [int(k) for k, _ in params["node"].options]
+    assert not any(k.startswith("gb") for k in devices), devices
+    assert max(nodes) <= 8 and not any("NVL72" in label for _, label in params["node"].options), nodes

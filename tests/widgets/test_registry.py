@@ -1,5 +1,6 @@
 """The widget contract: PARAMS, coercion, static HTML."""
 import json
+import re
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
@@ -107,3 +108,23 @@ def test_the_browser_runtime_imports_no_html_module():
     from widgets._svg import esc, unesc
     for text in ("a & b < c > d \"q\" 'x'", "&lt; as written", "&amp;lt;"):
         assert unesc(esc(text)) == text
+
+
+MODULE_NAME = re.compile(r"\b(calc|widgets|bookbuild|bookfigs)\.[a-z_]+")
+
+
+@pytest.mark.parametrize("name", widgets.NAMES)
+def test_reader_text_names_no_module(name):
+    """Issue #47: "calc.collectives has no tree all-to-all", a readout "Each GPU sends
+    (calc.collectives)". What a reader sees (the figure's text, its readouts, message, summary and
+    control labels) never names a module of the project, in any of the widget's states."""
+    found = set()
+    labels = [p.label for p in widgets.get(name).PARAMS] + [
+        label for p in widgets.get(name).PARAMS if p.type == "choice" for _, label in p.options]
+    for state in widgets.states(name):
+        r = widgets.render(name, state)
+        texts = ["".join(ET.fromstring(r["svg"]).itertext()), r.get("message") or "", r.get("summary") or "",
+                 *(k + " " + v for k, v in r["readouts"])]
+        found |= {m.group(0) for t in texts for m in MODULE_NAME.finditer(t)}
+    found |= {m.group(0) for t in labels for m in MODULE_NAME.finditer(t)}
+    assert not found, found

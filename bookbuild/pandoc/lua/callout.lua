@@ -25,6 +25,8 @@ end
 local function html(div, kind, title)
   local collapse = div.attributes.collapse
   local id = div.identifier ~= "" and (' id="' .. div.identifier .. '"') or ""
+  -- a box the search leaves out (the glossary filter's terms box) stays left out
+  if div.attributes["data-pagefind-ignore"] then id = id .. " data-pagefind-ignore" end
   local extra = "" -- the author's own classes stay, as Quarto keeps them (e.g. .predict)
   for _, cls in ipairs(div.classes) do
     if cls ~= "callout-" .. kind then extra = extra .. " " .. cls end
