@@ -278,9 +278,22 @@ def read_book(root=".", chapters: Optional[list] = None) -> list:
         chapters = sorted(os.path.join("chapters", f) for f in os.listdir(folder) if f.endswith(".qmd"))
     out = []
     for rel in chapters:
-        with open(os.path.join(root, rel), encoding="utf-8") as f:
+        path = os.path.join(root, rel)
+        reads(path, "exercises")
+        with open(path, encoding="utf-8") as f:
             out.extend(read_exercises(f.read(), rel))
     return out
+
+
+def reads(path: str, *parts: str) -> None:
+    """Say, before opening ``path``, that only these parts of it are read: "exercises" (every
+    ``.exercise`` and ``.problem`` div, whole) or "headings" (the front matter and heading lines).
+    A standard-library audit event, ``book.reads``: the book's build keys a page that reads a
+    chapter this way on those parts instead of on every byte (bookbuild/execute/freeze.py); with
+    no hook listening (the browser, a test) it does nothing."""
+    import sys
+    for part in parts:
+        sys.audit("book.reads", path, part)
 
 
 # ------------------------------------------------------------------ validation (nothing run)
@@ -980,6 +993,7 @@ def progress_html(root=".") -> str:
     import os
     rows = []
     for path in book_chapters(root):
+        reads(os.path.join(root, path), "exercises", "headings")
         with open(os.path.join(root, path), encoding="utf-8") as f:
             text = f.read()
         exs = read_exercises(text, path)
