@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -42,6 +43,7 @@ class Report:
 
 
 Progress = Callable[[str, str, float | None], None]
+EXERCISES_CACHE = "BOOK_EXERCISES_CACHE"    # calc.exercises.CACHE_ENV (bookbuild imports no calc)
 
 
 def _quiet(stage: str, item: str, seconds: float | None) -> None:
@@ -54,7 +56,17 @@ def build(root: Path, formats: tuple[str, ...] = ("html", "pdf", "epub"), progre
     (root / ".bookcache").mkdir(exist_ok=True)
     with open(root / ".bookcache" / "lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time per project: they share .bookcache
-        return _build(root, formats, progress, search, restart_kernel)
+        # where the project's exercises keep what the simulator found for each (calc.exercises:
+        # the Solutions appendix and the exercises' filter, in the kernel and in pandoc's filters)
+        before = os.environ.get(EXERCISES_CACHE)
+        os.environ[EXERCISES_CACHE] = str(root / ".bookcache" / "exercises")
+        try:
+            return _build(root, formats, progress, search, restart_kernel)
+        finally:
+            if before is None:
+                os.environ.pop(EXERCISES_CACHE, None)
+            else:
+                os.environ[EXERCISES_CACHE] = before
 
 
 def _build(root: Path, formats: tuple[str, ...], progress: Progress, search: bool,

@@ -911,6 +911,67 @@ def verify(ex: Exercise) -> list:
     return out
 
 
+# ------------------------------------------------------------------ kept results (the build's)
+#
+# The build runs every reference and starter through the simulator twice over (the Solutions
+# appendix, then the exercises' filter once per chapter: ``page``), and again for every page it
+# converts after a word of its prose changed. Where ``BOOK_EXERCISES_CACHE`` names a folder (the
+# book's build sets it), what ``verify`` found and what ``page`` prints for an exercise are kept
+# there, keyed on the exercise's parts (not where it is in its file) and on every module of calc:
+# the same exercise and the same simulator give the same answer. Without it (the browser, Quarto,
+# a test) nothing is kept.
+
+CACHE_ENV = "BOOK_EXERCISES_CACHE"
+_CALC_DIGEST: list = []
+
+
+def _calc_digest() -> str:
+    import hashlib
+    import os
+    if not _CALC_DIGEST:
+        h = hashlib.sha256()
+        here = os.path.dirname(os.path.abspath(__file__))
+        for folder, dirs, files in os.walk(here):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(f for f in files if f.endswith(".py")):
+                with open(os.path.join(folder, name), "rb") as f:
+                    h.update(os.path.relpath(os.path.join(folder, name), here).encode() + b"\0" + f.read() + b"\0")
+        _CALC_DIGEST.append(h.hexdigest())
+    return _CALC_DIGEST[0]
+
+
+def _kept(kind: str, ex: Exercise, compute, keep=lambda value: True):
+    """``compute()``, or what it gave for this exercise before (see above); kept when ``keep(value)``."""
+    import hashlib
+    import json
+    import os
+    folder = os.environ.get(CACHE_ENV)
+    if not folder:
+        return compute()
+    parts = [kind, _calc_digest(), ex.id, ex.path, ex.title, ex.statement, ex.starter, ex.hints, ex.solution,
+             ex.explanation, ex.check]
+    key = hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+    path = os.path.join(folder, key + ".json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        pass
+    value = compute()
+    if keep(value):
+        os.makedirs(folder, exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(value, f, default=str)
+        os.replace(tmp, path)
+    return value
+
+
+def verify_kept(ex: Exercise) -> list:
+    """``verify(ex)``, kept (see above) when it found nothing: a problem is found again, at its line."""
+    return _kept("verify", ex, lambda: verify(ex), keep=lambda problems: not problems)
+
+
 def page_data(ex: Exercise) -> dict:
     """What the page needs for one exercise (JSON-ready): ids, the check's source and its first
     line, the starter, the reference's measured figures and roofline point, the time limit."""
@@ -957,12 +1018,12 @@ def solutions_markdown(root=".", exercises: Optional[list] = None) -> str:
         exercises = read_book(root, book_chapters(root))
     out = []
     for ex in exercises:
-        problems = verify(ex)
+        problems = verify_kept(ex)
         if problems:
             line, msg = problems[0]
             raise ExerciseError(msg, line, ex.path)
         spec = spec_of(ex)
-        r = check_code(ex.solution, spec, ref_code=ex.solution)
+        r = _kept("reference", ex, lambda: check_code(ex.solution, spec, ref_code=ex.solution))
         page = os.path.splitext(ex.path)[0] + ".qmd"
         title = re.sub(r"^Exercise:\s*", "", ex.title)
         title = title[:1].upper() + title[1:]
@@ -1108,7 +1169,7 @@ def _main(argv=None) -> int:
         print("usage: python3 -m calc.exercises page <chapter.qmd>", file=sys.stderr)
         return 2
     exercises = read_book(".", files or None)
-    problems = [(ex.path, line, msg) for ex in exercises for line, msg in verify(ex)]
+    problems = [(ex.path, line, msg) for ex in exercises for line, msg in verify_kept(ex)]
     seen: dict = {}
     for ex in exercises:
         if ex.id in seen:
@@ -1123,7 +1184,7 @@ def _main(argv=None) -> int:
     if problems:
         return 1
     if cmd == "page":
-        print(json.dumps({ex.id: page_data(ex) for ex in exercises}, default=str))
+        print(json.dumps({ex.id: _kept("page", ex, lambda: page_data(ex)) for ex in exercises}, default=str))
     return 0
 
 

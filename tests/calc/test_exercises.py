@@ -218,3 +218,23 @@ def test_an_exercise_in_a_format_the_device_has_no_peak_for_is_drawn_with_its_fp
     assert entry["dtype_note"] == "no measured FP16 peak; drawn with its FP32 one" and p["dtype"] == "fp32"
     assert p["intensity"] == 10.0 and p["time_s"] == pytest.approx(max(1000 / 2e10, 100 / 8e9))
     assert p["flops_per_s"] == pytest.approx(1000 / p["time_s"]) and entry["reference_point"] is None
+
+
+def test_what_verify_found_is_kept_by_the_exercise_not_its_place_and_a_problem_never(tmp_path, monkeypatch):
+    """Where the build names a folder (BOOK_EXERCISES_CACHE), verify's answer for an exercise is
+    kept: found again for the same exercise moved down its page, worked out again when its check
+    changes; a problem (with its line) is not kept."""
+    monkeypatch.setenv(E.CACHE_ENV, str(tmp_path))
+    calls = []
+    monkeypatch.setattr(E, "verify", lambda ex: calls.append(ex.check) or [])
+    assert E.verify_kept(one()) == [] and len(calls) == 1
+    assert E.verify_kept(one(CHAPTER.replace("Some prose.", "Some prose.\n\nA new paragraph."))) == []
+    assert len(calls) == 1, "the same exercise, further down: kept"
+    assert E.verify_kept(one(CHAPTER.replace("run = 8", "run = 16"))) == [] and len(calls) == 2
+    monkeypatch.setattr(E, "verify", lambda ex: calls.append(ex.check) or [(3, "a problem")])
+    bad = one(CHAPTER.replace("run = 8", "run = 32"))
+    assert E.verify_kept(bad) == [(3, "a problem")] and E.verify_kept(bad) == [(3, "a problem")]
+    assert len(calls) == 4, "a problem is found again each time"
+    monkeypatch.delenv(E.CACHE_ENV)
+    E.verify_kept(one())
+    assert len(calls) == 5, "nothing is kept without the folder"
