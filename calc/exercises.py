@@ -898,7 +898,9 @@ def verify(ex: Exercise) -> list:
         spec = spec_of(ex)
     except ExerciseError as e:
         return [(e.line or ex.check_line, e.message)]
-    ref = check_code(ex.solution, spec, ref_code=ex.solution)
+    # the reference's own check: the Solutions appendix prints it, so it is kept (see _kept) once
+    ref = _kept("reference", ex, lambda: check_code(ex.solution, spec, ref_code=ex.solution),
+                keep=lambda r: bool(r.get("passed")))
     out = []
     if not ref["passed"]:
         rl = ref.get("line")
@@ -1023,7 +1025,8 @@ def solutions_markdown(root=".", exercises: Optional[list] = None) -> str:
             line, msg = problems[0]
             raise ExerciseError(msg, line, ex.path)
         spec = spec_of(ex)
-        r = _kept("reference", ex, lambda: check_code(ex.solution, spec, ref_code=ex.solution))
+        r = _kept("reference", ex, lambda: check_code(ex.solution, spec, ref_code=ex.solution),
+                  keep=lambda r: bool(r.get("passed")))
         page = os.path.splitext(ex.path)[0] + ".qmd"
         title = re.sub(r"^Exercise:\s*", "", ex.title)
         title = title[:1].upper() + title[1:]
@@ -1098,7 +1101,7 @@ def handle(request: str) -> str:
     with ``"result"``: an earlier check's ``point`` and ``reference_point``, when the reader's
     measured device changes after a check).
 
-    ``{"op": "check" | "run", "code": the reader's text, "exercise": the page data of
+    ``{"op": "check" | "run" | "warm", "code": the reader's text, "exercise": the page data of
     ``page_data``}``, and for a check ``"measured"``: the reader's measured devices (the dicts of
     ``BookDevice.devices()``, may be absent) -> ``run_code``'s result, or ``check_code``'s with
     ``measured_points`` (``measured_points``'s list) added, or ``{"stage": "internal",
@@ -1114,7 +1117,11 @@ def handle(request: str) -> str:
     gc.disable()
     try:
         spec = _cached_spec(ex)
-        if req["op"] == "run":
+        if req["op"] == "warm":
+            # the page warms the worker for an exercise on screen: its check is compiled now
+            # (_cached_spec), with the simulator's imports, and nothing is launched
+            out = {"ok": True, "warm": ex["id"]}
+        elif req["op"] == "run":
             out = run_code(req["code"], spec)
         elif req["op"] == "place":
             # a device measured (or deleted) after the check: the check's points on it, no new launch
