@@ -207,9 +207,11 @@ def print_clicks(clicks: dict) -> None:
         nxt = [g["ms"] for r in rounds for g in r[1:]]
         own = [g["own"] for r in rounds for g in r[1:] if g["own"]]
         firsts += first
+        first_own = [r[0]["own"] for r in rounds if r[0]["own"]]
         ratio = statistics.median(nxt) / statistics.median(own) if own else float("nan")
         ratios.append(ratio)
-        print(f"  {page_name:32} first {statistics.median(first):6.0f} (max {max(first):5.0f})   next "
+        print(f"  {page_name:32} first {statistics.median(first):6.0f} (max {max(first):5.0f}; worker "
+              f"{statistics.median(first_own) if first_own else float('nan'):5.0f})   next "
               f"{statistics.median(nxt):5.0f}   worker {statistics.median(own) if own else float('nan'):5.0f}   "
               f"next / worker {ratio:.2f}x")
     if firsts:

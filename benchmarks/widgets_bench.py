@@ -338,7 +338,10 @@ def table_moves(browser, base: str, book: Path) -> list[float]:
         page.locator(".widget[data-widget]").nth(names.index(widget)).scroll_into_view_if_needed()
         only = [n if n == widget else "-" for n in names]
         MOVES.setdefault("-", ("nothing-to-press", []))
-        ups += moves(page, only)
+        try:
+            ups += moves(page, only)
+        except SystemExit as e:                  # a move that drew nothing: said, and the others go on
+            print(f"  ({e})", file=sys.stderr)
         ctx.close()
     return ups
 

@@ -1119,8 +1119,11 @@ def handle(request: str) -> str:
         spec = _cached_spec(ex)
         if req["op"] == "warm":
             # the page warms the worker for an exercise on screen: its check is compiled now
-            # (_cached_spec), with the simulator's imports, and nothing is launched
+            # (_cached_spec), with the simulator's imports, and the code sent (the starter) is Run
+            # once at the check's small size, so the reader's first Check takes no first-time path
             out = {"ok": True, "warm": ex["id"]}
+            if req.get("code"):
+                out["ok"] = bool(run_code(req["code"], spec).get("ok"))
         elif req["op"] == "run":
             out = run_code(req["code"], spec)
         elif req["op"] == "place":

@@ -76,8 +76,8 @@ function startWorker() {
 }
 
 // Warm the worker for one exercise (when it comes on screen, or its editor gets focus): the
-// worker loads the exercises' Python and compiles this exercise's check (calc.exercises.handle's
-// "warm"), so the reader's first Check pays for neither. Once per exercise per worker; never
+// worker loads the exercises' Python, compiles this exercise's check and Runs its starter once at
+// the small size (calc.exercises.handle's "warm"), so the reader's first Check pays for none of it. Once per exercise per worker; never
 // before Python is up, so it does not start it sooner than startWhenQuiet would.
 const warmed = new Set();
 function warm(data) {
@@ -86,7 +86,7 @@ function warm(data) {
   const w = worker;
   ready.then(() => {
     if (w !== worker) return;
-    const request = JSON.stringify({ op: "warm", code: "", exercise: { id: data.id, check: data.check } });
+    const request = JSON.stringify({ op: "warm", code: data.starter || "", exercise: { id: data.id, check: data.check } });
     w.postMessage({ type: "exercise", id: ++seq, request });     // its answer is for no one
   }, () => {});
 }

@@ -238,3 +238,16 @@ def test_what_verify_found_is_kept_by_the_exercise_not_its_place_and_a_problem_n
     monkeypatch.delenv(E.CACHE_ENV)
     E.verify_kept(one())
     assert len(calls) == 5, "nothing is kept without the folder"
+
+
+def test_warm_compiles_the_check_and_runs_the_code_once_without_checking_it(monkeypatch):
+    """The page warms its worker for an exercise on screen (assets/js/exercises.js): the check is
+    compiled and kept for the Check that follows, the starter Run once; no verdict is given."""
+    ex = one()
+    E._SPECS.clear()
+    ran = []
+    real = E.run_code
+    monkeypatch.setattr(E, "run_code", lambda code, spec, n=None: ran.append(code) or real(code, spec, n))
+    out = json.loads(E.handle(json.dumps({"op": "warm", "code": ex.starter, "exercise": {"id": ex.id, "check": ex.check}})))
+    assert out == {"ok": True, "warm": ex.id} and ran == [ex.starter]
+    assert (ex.id, ex.check) in E._SPECS and "passed" not in out
