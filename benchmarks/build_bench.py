@@ -35,6 +35,7 @@ import os
 import re
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -59,15 +60,16 @@ SKIP = ("_book", ".bookcache", "node_modules", ".git", "__pycache__", ".pytest_c
 CPU: dict[str, float] = {}
 
 
-def run_build(root: Path, *extra: str, name: str = "", env: dict[str, str] | None = None) -> float:
-    """Wall-clock seconds of one build; its CPU seconds (with pandoc, the kernel, typst) go to CPU,
+def run_build(root: Path, *extra: str, name: str = "", env: dict[str, str] | None = None,
+              own: bool = False) -> float:
+    """Wall-clock seconds of one build (``own``: with the copy's own bookbuild, not this tree's); its CPU seconds (with pandoc, the kernel, typst) go to CPU,
     a figure that does not depend on what else the machine is doing."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     env = {**os.environ, **(env or {})}
     env.setdefault("BOOKBUILD_CACHE_DIR", str(root.parent / "user-cache"))   # never the real one
     proc = subprocess.run([sys.executable, "-m", "bookbuild", "build", "--root", str(root), *extra],
-                          cwd=REPO, capture_output=True, text=True, check=False, env=env)
+                          cwd=root if own else REPO, capture_output=True, text=True, check=False, env=env)
     seconds = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     CPU[name] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -258,14 +260,115 @@ def fixture_book(src: Path, tmp: Path) -> None:
           f"{(total - fonts) / 1024:.1f} KB without fonts; goal < {PAGE_GOAL_KB:.0f} KB: {verdict}")
 
 
+# ------------------------------------------------------------------ issue #45's table
+#
+# The author's figures, each for this tree and for a second one (--against: main, say, unpacked
+# with `git archive main | tar -x -C DIR` and a node_modules link), taken alternately in one run so
+# that the machine's load falls on both alike, and real Quarto's cold render of the same sources
+# once (a `quarto` on PATH; skipped without one, or with --no-quarto):
+#   first build ever         a fresh copy, an empty per-user cache (the widget runtime is made)
+#   cold HTML build          a fresh copy, the per-user cache as the first build left it
+#   nothing changed          that copy again (median of 3), as a process
+#   one word of prose        one word in the GPU chapter outside any exercise (median of 2)
+TABLE_GOALS = {"first build ever": "vs Quarto >= 4x", "cold html": "vs Quarto >= 6x",
+               "nothing changed": "<= 1 s", "one word": "<= 2 s"}
+WORD = ("this is a lot of parallelism", "this is plenty of parallelism")
+
+
+def quarto_cold(src: Path, tmp: Path) -> float | None:
+    quarto = shutil.which("quarto")
+    if not quarto:
+        return None
+    root = copy_book(src, tmp / "quarto" / "book")
+    t = time.perf_counter()
+    proc = subprocess.run([quarto, "render", "--to", "html"], cwd=root, capture_output=True, text=True)
+    seconds = time.perf_counter() - t
+    if proc.returncode != 0:
+        print(f"  quarto render failed ({proc.returncode}): {proc.stderr[-600:]}", file=sys.stderr)
+        return None
+    return seconds
+
+
+def one_word(root: Path, n: int) -> None:
+    gpu = root / "chapters" / "gpu.qmd"
+    text = gpu.read_text()
+    old, new = (WORD if n % 2 == 0 else WORD[::-1])
+    if old not in text:
+        sys.exit(f"benchmarks/build_bench.py: '{old}' is not in {gpu}: choose another word (WORD)")
+    gpu.write_text(text.replace(old, new, 1))
+
+
+def table(trees: dict[str, Path], tmp: Path, with_quarto: bool) -> None:
+    html = ("--to", "html")
+    got: dict[str, dict[str, float]] = {name: {} for name in trees}
+    loads: dict[str, list[float]] = {}
+
+    def timed(figure: str, name: str, seconds: float) -> None:
+        got[name][figure] = seconds
+        loads.setdefault(figure, []).append(os.getloadavg()[0])
+        print(f"    {name}: {figure} {seconds:.2f} s (load {os.getloadavg()[0]:.1f})", file=sys.stderr)
+
+    roots = {}
+    for name, src in trees.items():
+        print(f"  {name}: first build ever …", file=sys.stderr)
+        root = copy_book(src, tmp / name / "first" / "book")
+        timed("first build ever", name, run_build(root, *html, name=f"{name} first", own=True))
+    for name, src in trees.items():
+        print(f"  {name}: cold, warm per-user cache …", file=sys.stderr)
+        root = roots[name] = copy_book(src, tmp / name / "cold" / "book")
+        env = {"BOOKBUILD_CACHE_DIR": str(tmp / name / "first" / "user-cache")}
+        timed("cold html", name, run_build(root, *html, name=f"{name} cold", env=env, own=True))
+    for figure, edit, n in (("nothing changed", None, 3), ("one word", one_word, 2)):
+        runs: dict[str, list[float]] = {name: [] for name in trees}
+        for k in range(n):
+            for name in trees:
+                if edit:
+                    edit(roots[name], k)
+                env = {"BOOKBUILD_CACHE_DIR": str(tmp / name / "first" / "user-cache")}
+                runs[name].append(run_build(roots[name], *html, name=f"{name} {figure}", env=env, own=True))
+        for name in trees:
+            timed(figure, name, statistics.median(runs[name]))
+    quarto = None
+    if with_quarto:
+        print("  real Quarto: quarto render --to html …", file=sys.stderr)
+        quarto = quarto_cold(next(iter(trees.values())), tmp)
+        loads.setdefault("quarto", []).append(os.getloadavg()[0])
+    names = list(trees)
+    print(f"issue #45's table ({', '.join(f'{n}: {p}' for n, p in trees.items())}); {os.cpu_count()} CPUs")
+    print(f"{'figure':28} " + " ".join(f"{n:>22}" for n in names) + f" {'goal':>18}  load average")
+    for figure in ("first build ever", "cold html", "nothing changed", "one word"):
+        cells = []
+        for n in names:
+            v = got[n][figure]
+            cell = f"{v:.2f} s"
+            if figure in ("first build ever", "cold html") and quarto:
+                cell = f"{quarto / v:.2f}x ({v:.1f} s)"
+            cells.append(f"{cell:>22}")
+        load = ", ".join(f"{x:.1f}" for x in loads[figure])
+        print(f"{figure:28} " + " ".join(cells) + f" {TABLE_GOALS[figure]:>18}  {load}")
+    if quarto:
+        print(f"real Quarto 1.10 `quarto render --to html`, cold: {quarto:.1f} s (load {loads['quarto'][0]:.1f})")
+    elif with_quarto:
+        print("real Quarto: none on PATH (or it failed): the ratios are not shown")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--book", choices=("both", "real", "fixture"), default="both")
+    ap.add_argument("--book", choices=("both", "real", "fixture", "table"), default="both",
+                    help="table: issue #45's figures (with --against, side by side)")
+    ap.add_argument("--against", metavar="TREE", help="with --book table: a second source tree (main's)")
+    ap.add_argument("--no-quarto", action="store_true", help="with --book table: do not run real Quarto")
     ap.add_argument("--keep", action="store_true", help="keep the temporary copies")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="build-bench-"))
     print(f"copies in {tmp}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     try:
+        if args.book == "table":
+            trees = {"this tree": REPO}
+            if args.against:
+                trees = {"against": Path(args.against).resolve(), **trees}
+            table(trees, tmp / "table", not args.no_quarto)
+            return
         if args.book in ("both", "real"):
             real_book(REPO, tmp / "real")
         if args.book in ("both", "fixture"):

@@ -279,6 +279,110 @@ def book_bench(book: Path, runs: int) -> None:
 
 # --------------------------------------------------------------------------------- the fixture
 
+# ------------------------------------------------------------------ issue #45's table
+#
+# The reader's figures beside their anchors, for one built book or two (--against: main's site)
+# alternating in one run: landing on the roofline widget (its link) cold and on the next visit,
+# beside stock Pyodide (``loadPyodide()`` of node_modules/pyodide on a bare page, served the same
+# way: gzip, max-age=600; until ``1 + 1`` has run), and key press to redrawn figure on the roofline,
+# a stepper and the memory budget at 390 px (p95).
+STOCK_PAGE = """<!doctype html><meta charset="utf-8"><title>stock Pyodide</title>
+<script type="module">
+import { loadPyodide } from "./pyodide/pyodide.mjs";
+const py = await loadPyodide({ indexURL: new URL("./pyodide/", location.href).href });
+py.runPython("1 + 1");
+window.__ready = performance.now();
+</script>"""
+TABLE_MOVES = (("chapters/roofline.html", "roofline"), ("chapters/communication.html", "collective-stepper"),
+               ("chapters/serving.html", "memory-budget"))
+
+
+def stock_site(tmp: Path) -> Path:
+    import shutil
+    site = tmp / "stock"
+    (site / "pyodide").mkdir(parents=True)
+    for f in (ROOT / "node_modules" / "pyodide").iterdir():
+        if f.is_file() and not f.name.endswith((".map", ".d.ts", ".md")):
+            shutil.copyfile(f, site / "pyodide" / f.name)
+    (site / "index.html").write_text(STOCK_PAGE)
+    (site / "other.html").write_text("<!doctype html><title>other</title><p>Another page.")
+    return site
+
+
+def stock_land(browser, base: str) -> tuple[float, float]:
+    ctx = browser.new_context(viewport=DESKTOP)
+    page = ctx.new_page()
+    times = []
+    for url in (base + "index.html", base + "other.html", base + "index.html"):
+        page.goto(url)
+        if url.endswith("other.html"):
+            page.wait_for_timeout(1500)
+            continue
+        page.wait_for_function("window.__ready", timeout=120_000, polling=10)
+        times.append(page.evaluate("window.__ready"))
+    ctx.close()
+    return times[0], times[1]
+
+
+def table_moves(browser, base: str, book: Path) -> list[float]:
+    ups: list[float] = []
+    pages = widget_pages(book)
+    for page_name, widget in TABLE_MOVES:
+        if widget not in pages.get(page_name, []):
+            continue
+        ctx = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+        ctx.add_init_script(LONGTASKS)
+        page = ctx.new_page()
+        page.goto(base + page_name)
+        names = pages[page_name]
+        page.locator(".widget[data-widget]").nth(names.index(widget)).scroll_into_view_if_needed()
+        only = [n if n == widget else "-" for n in names]
+        MOVES.setdefault("-", ("nothing-to-press", []))
+        try:
+            ups += moves(page, only)
+        except SystemExit as e:                  # a move that drew nothing: said, and the others go on
+            print(f"  ({e})", file=sys.stderr)
+        ctx.close()
+    return ups
+
+
+def table(books: dict[str, Path], runs: int) -> None:
+    import os
+    tmp = Path(tempfile.mkdtemp(prefix="widgets-table-"))
+    stock_base, stock_server = serve(stock_site(tmp))
+    servers = {name: serve(book) for name, book in books.items()}
+    got = {name: {"cold": [], "next": [], "moves": []} for name in books}
+    stock = {"cold": [], "next": []}
+    with sync_playwright() as p:
+        browser = launch(p)
+        for _ in range(runs):
+            c, n = stock_land(browser, stock_base)
+            stock["cold"].append(c); stock["next"].append(n)
+            for name, book in books.items():
+                base = servers[name][0]
+                chapters = sorted(x.relative_to(book).as_posix() for x in (book / "chapters").glob("*.html"))
+                other = next(c for c in chapters if c != "chapters/roofline.html")
+                ctx, _, times = land(browser, base + "chapters/roofline.html#sec-roofline-widget", 0, DESKTOP, base + other)
+                ctx.close()
+                got[name]["cold"].append(times[0][0]); got[name]["next"].append(times[1][0])
+        for name, book in books.items():
+            got[name]["moves"] = table_moves(browser, servers[name][0], book)
+        browser.close()
+    for _, server in [*servers.values(), (None, stock_server)]:
+        server.shutdown()
+    med = statistics.median
+    print(f"issue #45, widgets ({runs} runs, median; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}):")
+    print(f"  stock loadPyodide() on a bare page: cold {med(stock['cold']):.0f} ms, next {med(stock['next']):.0f} ms")
+    for name, g in got.items():
+        cold, nxt = med(g["cold"]), med(g["next"])
+        mv = g["moves"]
+        print(f"  {name}: roofline live cold {cold:.0f} ms = {cold / med(stock['cold']):.2f}x stock (goal <= 0.25x), "
+              f"next {nxt:.0f} ms = {nxt / med(stock['cold']):.2f}x stock cold (goal <= 0.05x)")
+        if mv:
+            print(f"  {name}: key press to redrawn figure (roofline, stepper, memory budget at 390 px): median "
+                  f"{med(mv):.0f} ms, p95 {pct(mv, .95):.0f} ms, max {max(mv):.0f} ms (goal p95 <= 50 ms)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
@@ -287,7 +391,15 @@ def main() -> None:
     ap.add_argument("--no-fixture", action="store_true", help="only the built book")
     ap.add_argument("--widgets", default="roofline,blockgrid,attention-runner,steps",
                     help="widgets on the fixture's first page (the second page always has one roofline)")
+    ap.add_argument("--table", action="store_true", help="only issue #45's figures (beside stock Pyodide)")
+    ap.add_argument("--against", type=Path, help="with --table: a second built book (main's), in the same run")
     args = ap.parse_args()
+    if args.table:
+        books = {"this book": args.book}
+        if args.against:
+            books = {"against": args.against, **books}
+        table(books, args.runs)
+        return
     if not args.no_book:
         book_bench(args.book, args.runs)
         print()

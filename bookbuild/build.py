@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -42,6 +43,7 @@ class Report:
 
 
 Progress = Callable[[str, str, float | None], None]
+EXERCISES_CACHE = "BOOK_EXERCISES_CACHE"    # calc.exercises.CACHE_ENV (bookbuild imports no calc)
 
 
 def _quiet(stage: str, item: str, seconds: float | None) -> None:
@@ -54,7 +56,17 @@ def build(root: Path, formats: tuple[str, ...] = ("html", "pdf", "epub"), progre
     (root / ".bookcache").mkdir(exist_ok=True)
     with open(root / ".bookcache" / "lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time per project: they share .bookcache
-        return _build(root, formats, progress, search, restart_kernel)
+        # where the project's exercises keep what the simulator found for each (calc.exercises:
+        # the Solutions appendix and the exercises' filter, in the kernel and in pandoc's filters)
+        before = os.environ.get(EXERCISES_CACHE)
+        os.environ[EXERCISES_CACHE] = str(root / ".bookcache" / "exercises")
+        try:
+            return _build(root, formats, progress, search, restart_kernel)
+        finally:
+            if before is None:
+                os.environ.pop(EXERCISES_CACHE, None)
+            else:
+                os.environ[EXERCISES_CACHE] = before
 
 
 def _build(root: Path, formats: tuple[str, ...], progress: Progress, search: bool,
@@ -66,26 +78,50 @@ def _build(root: Path, formats: tuple[str, ...], progress: Progress, search: boo
     run_scripts(cfg, "pre-render", {"QUARTO_PROJECT_INPUT_FILES": "\n".join(ch.source.as_posix() for ch in cfg.chapters)},
                 progress)
     post_render = list(cfg.post_render)
-    with ThreadPoolExecutor(max_workers=1) as beside:
+    with ThreadPoolExecutor(max_workers=2) as beside:
         # The widget runtime's post-render script reads nothing the render writes, so bookbuild runs
         # it in-process while the chapters execute (mostly Node and libdeflate, outside the GIL)
-        # instead of after the render, with the same result in the output folder.
-        runtime = None
+        # instead of after the render, with the same result in the output folder; the editor's
+        # bundle (a copy from the per-user cache, or esbuild) is the same kind of script.
+        runtime = editor = None
         if "html" in formats and website.runtime_script(cfg) in post_render:
             post_render.remove(website.runtime_script(cfg))
             runtime = beside.submit(widget_runtime, cfg, report, progress)
+        if "html" in formats and EDITOR_SCRIPT in post_render and (cfg.root / "scripts" / "editor_bundle.py").exists():
+            post_render.remove(EDITOR_SCRIPT)
+            editor = beside.submit(run_scripts, cfg, "post-render", {}, progress, [EDITOR_SCRIPT])
         pages = execute_all(cfg, report, progress, restart_kernel)
         report.timings["execute"] = time.perf_counter() - t0
         _write(cfg, formats, progress, search, report, pages)
-        if runtime:
-            runtime.result()
+        for job in (runtime, editor):
+            if job:
+                job.result()
     outputs = [f"{cfg.output_dir}/{p}" for p in report.html_pages]
     outputs += [f"{cfg.output_dir}/{f.name}" for f in (report.pdf, report.epub) if f]
     t = time.perf_counter()
-    run_scripts(cfg, "post-render", {"QUARTO_PROJECT_OUTPUT_FILES": "\n".join(outputs)}, progress, post_render)
+    env = {"QUARTO_PROJECT_OUTPUT_FILES": "\n".join(outputs)}
+    for command in post_render:
+        if command == OFFLINE_SCRIPT:
+            # bookbuild's own last step: run in this process (the same function its __main__ calls)
+            # rather than paying for a second Python and its imports
+            t1 = time.perf_counter()
+            offline(cfg)
+            progress("post-render", command, time.perf_counter() - t1)
+        else:
+            run_scripts(cfg, "post-render", env, progress, [command])
     report.timings["post-render"] = time.perf_counter() - t
     report.timings["total"] = time.perf_counter() - t0
     return report
+
+
+EDITOR_SCRIPT = "python3 scripts/editor_bundle.py"
+OFFLINE_SCRIPT = website.OFFLINE_SCRIPT
+
+
+def offline(cfg: config_mod.BookConfig) -> None:
+    """``python3 -m bookbuild.html.offline`` in this process (see html/offline/__main__.py)."""
+    from .html.offline import write_offline
+    write_offline(cfg.out, cfg.title, cfg.raw.get("description"), cfg.root)
 
 
 def widget_runtime(cfg: config_mod.BookConfig, report: Report, progress: Progress) -> None:

@@ -285,9 +285,22 @@ def read_book(root=".", chapters: Optional[list] = None) -> list:
         chapters = sorted(os.path.join("chapters", f) for f in os.listdir(folder) if f.endswith(".qmd"))
     out = []
     for rel in chapters:
-        with open(os.path.join(root, rel), encoding="utf-8") as f:
+        path = os.path.join(root, rel)
+        reads(path, "exercises")
+        with open(path, encoding="utf-8") as f:
             out.extend(read_exercises(f.read(), rel))
     return out
+
+
+def reads(path: str, *parts: str) -> None:
+    """Say, before opening ``path``, that only these parts of it are read: "exercises" (every
+    ``.exercise`` and ``.problem`` div, whole) or "headings" (the front matter and heading lines).
+    A standard-library audit event, ``book.reads``: the book's build keys a page that reads a
+    chapter this way on those parts instead of on every byte (bookbuild/execute/freeze.py); with
+    no hook listening (the browser, a test) it does nothing."""
+    import sys
+    for part in parts:
+        sys.audit("book.reads", path, part)
 
 
 # ------------------------------------------------------------------ validation (nothing run)
@@ -1135,7 +1148,9 @@ def verify(ex: Exercise) -> list:
     except ExerciseError as e:
         return [(e.line or ex.check_line, e.message)]
     out = coverage(ex, spec)
-    ref = check_code(ex.solution, spec, ref_code=ex.solution)
+    # the reference's own check: the Solutions appendix prints it, so it is kept (see _kept) once
+    ref = _kept("reference", ex, lambda: check_code(ex.solution, spec, ref_code=ex.solution),
+                keep=lambda r: bool(r.get("passed")))
     if not ref["passed"]:
         rl = ref.get("line")
         line = ex.solution_line + rl - 1 if rl else ex.solution_line
@@ -1183,6 +1198,67 @@ def coverage(ex: Exercise, spec: Spec) -> list:
                                    f"between warps; add such a launch, or say in one_warp_blocks why the "
                                    f"kernel is written for one warp a block"))
     return out
+
+
+# ------------------------------------------------------------------ kept results (the build's)
+#
+# The build runs every reference and starter through the simulator twice over (the Solutions
+# appendix, then the exercises' filter once per chapter: ``page``), and again for every page it
+# converts after a word of its prose changed. Where ``BOOK_EXERCISES_CACHE`` names a folder (the
+# book's build sets it), what ``verify`` found and what ``page`` prints for an exercise are kept
+# there, keyed on the exercise's parts (not where it is in its file) and on every module of calc:
+# the same exercise and the same simulator give the same answer. Without it (the browser, Quarto,
+# a test) nothing is kept.
+
+CACHE_ENV = "BOOK_EXERCISES_CACHE"
+_CALC_DIGEST: list = []
+
+
+def _calc_digest() -> str:
+    import hashlib
+    import os
+    if not _CALC_DIGEST:
+        h = hashlib.sha256()
+        here = os.path.dirname(os.path.abspath(__file__))
+        for folder, dirs, files in os.walk(here):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(f for f in files if f.endswith(".py")):
+                with open(os.path.join(folder, name), "rb") as f:
+                    h.update(os.path.relpath(os.path.join(folder, name), here).encode() + b"\0" + f.read() + b"\0")
+        _CALC_DIGEST.append(h.hexdigest())
+    return _CALC_DIGEST[0]
+
+
+def _kept(kind: str, ex: Exercise, compute, keep=lambda value: True):
+    """``compute()``, or what it gave for this exercise before (see above); kept when ``keep(value)``."""
+    import hashlib
+    import json
+    import os
+    folder = os.environ.get(CACHE_ENV)
+    if not folder:
+        return compute()
+    parts = [kind, _calc_digest(), ex.id, ex.path, ex.title, ex.statement, ex.starter, ex.hints, ex.solution,
+             ex.explanation, ex.check]
+    key = hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+    path = os.path.join(folder, key + ".json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        pass
+    value = compute()
+    if keep(value):
+        os.makedirs(folder, exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(value, f, default=str)
+        os.replace(tmp, path)
+    return value
+
+
+def verify_kept(ex: Exercise) -> list:
+    """``verify(ex)``, kept (see above) when it found nothing: a problem is found again, at its line."""
+    return _kept("verify", ex, lambda: verify(ex), keep=lambda problems: not problems)
 
 
 def page_data(ex: Exercise) -> dict:
@@ -1264,12 +1340,13 @@ def solutions_markdown(root=".", exercises: Optional[list] = None) -> str:
         exercises = read_book(root, book_chapters(root))
     out = []
     for ex in exercises:
-        problems = verify(ex)
+        problems = verify_kept(ex)
         if problems:
             line, msg = problems[0]
             raise ExerciseError(msg, line, ex.path)
         spec = spec_of(ex)
-        r = check_code(ex.solution, spec, ref_code=ex.solution)
+        r = _kept("reference", ex, lambda: check_code(ex.solution, spec, ref_code=ex.solution),
+                  keep=lambda r: bool(r.get("passed")))
         page = os.path.splitext(ex.path)[0] + ".qmd"
         title = re.sub(r"^Exercise:\s*", "", ex.title)
         title = title[:1].upper() + title[1:]
@@ -1302,6 +1379,7 @@ def progress_html(root=".") -> str:
     from .problems import read_problems
     rows = []
     for path in book_chapters(root):
+        reads(os.path.join(root, path), "exercises", "headings")
         with open(os.path.join(root, path), encoding="utf-8") as f:
             text = f.read()
         exs = read_exercises(text, path)
@@ -1355,7 +1433,7 @@ def handle(request: str) -> str:
     with ``"result"``: an earlier check's ``point`` and ``reference_point``, when the reader's
     measured device changes after a check).
 
-    ``{"op": "check" | "run" | "gpuscript", "code": the reader's text, "exercise": the page data of
+    ``{"op": "check" | "run" | "gpuscript" | "warm", "code": the reader's text, "exercise": the page data of
     ``page_data``}``, and for a check ``"measured"``: the reader's measured devices (the dicts of
     ``BookDevice.devices()``, may be absent) -> ``run_code``'s result, or ``check_code``'s with
     ``measured_points`` (``measured_points``'s list) added, or ``{"stage": "internal",
@@ -1373,7 +1451,14 @@ def handle(request: str) -> str:
     gc.disable()
     try:
         spec = _cached_spec(ex)
-        if req["op"] == "run":
+        if req["op"] == "warm":
+            # the page warms the worker for an exercise on screen: its check is compiled now
+            # (_cached_spec), with the simulator's imports, and the code sent (the starter) is Run
+            # once at the check's small size, so the reader's first Check takes no first-time path
+            out = {"ok": True, "warm": ex["id"]}
+            if req.get("code"):
+                out["ok"] = bool(run_code(req["code"], spec).get("ok"))
+        elif req["op"] == "run":
             out = run_code(req["code"], spec)
         elif req["op"] == "gpuscript":
             # "Run on an NVIDIA GPU": the reader's kernel, the check's data, the ncu command (calc.gpuscript)
@@ -1433,7 +1518,7 @@ def _main(argv=None) -> int:
         print("usage: python3 -m calc.exercises page <chapter.qmd>", file=sys.stderr)
         return 2
     exercises = read_book(".", files or None)
-    problems = [(ex.path, line, msg) for ex in exercises for line, msg in verify(ex)]
+    problems = [(ex.path, line, msg) for ex in exercises for line, msg in verify_kept(ex)]
     seen: dict = {}
     for ex in exercises:
         if ex.id in seen:
@@ -1448,7 +1533,7 @@ def _main(argv=None) -> int:
     if problems:
         return 1
     if cmd == "page":
-        print(json.dumps({ex.id: page_data(ex) for ex in exercises}, default=str))
+        print(json.dumps({ex.id: _kept("page", ex, lambda: page_data(ex)) for ex in exercises}, default=str))
     return 0
 
 

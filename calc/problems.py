@@ -427,9 +427,11 @@ def solutions_markdown(root: str = ".", chapters: list | None = None, level: int
     """The Solutions appendix's problems: per chapter, each problem's title, a link back and its
     worked answer, from its own cell run now."""
     import os
-    from .exercises import book_chapters
+    from .exercises import book_chapters, reads
     out = []
     for path in chapters if chapters is not None else book_chapters(root):
+        # only the .problem divs and the chapter's title are read: the build keys this page on them
+        reads(os.path.join(root, path), "exercises", "headings")
         with open(os.path.join(root, path), encoding="utf-8") as f:
             text = f.read()
         found = read_problems(text, path)

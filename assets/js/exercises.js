@@ -55,6 +55,7 @@ const runtime = { interruptible: INTERRUPTIBLE, workersStarted: 0, worker: () =>
 function startWorker() {
   worker = new Worker(new URL("widgets-worker.js", import.meta.url), { type: "module" });
   runtime.workersStarted += 1;
+  warmed.clear();
   interrupt = INTERRUPTIBLE ? new Int32Array(new SharedArrayBuffer(4)) : null;
   const w = worker;
   ready = new Promise((resolve, reject) => {
@@ -72,6 +73,22 @@ function startWorker() {
   ready.catch(() => {});
   w.postMessage({ type: "init", root: ROOT.href, base: new URL("pyodide/", ROOT).href, snapshot: false, exercises: true,
                   ...(interrupt ? { interrupt } : {}) });
+}
+
+// Warm the worker for one exercise (when it comes on screen, or its editor gets focus): the
+// worker loads the exercises' Python, compiles this exercise's check and Runs its starter once at
+// the small size (calc.exercises.handle's "warm"), so the reader's first Check pays for none of it. Once per exercise per worker; never
+// before Python is up, so it does not start it sooner than startWhenQuiet would.
+const warmed = new Set();
+function warm(data) {
+  if (!worker || warmed.has(data.id)) return;
+  warmed.add(data.id);
+  const w = worker;
+  ready.then(() => {
+    if (w !== worker) return;
+    const request = JSON.stringify({ op: "warm", code: data.starter || "", exercise: { id: data.id, check: data.check } });
+    w.postMessage({ type: "exercise", id: ++seq, request });     // its answer is for no one
+  }, () => {});
 }
 
 function restartWorker(reason) {
@@ -255,6 +272,16 @@ class Exercise {
     this.shownHints = 0;
     this.bind();
     addEventListener("bookdevice:change", () => this.remeasured());
+    // the first Check finds this exercise's check compiled (warm): on screen, or the editor focused
+    section.addEventListener("focusin", () => { if (!worker) startWorker(); warm(this.data); });
+    if (window.IntersectionObserver) {
+      const seen = new IntersectionObserver((entries) => {
+        if (entries.some((e) => e.isIntersecting) && worker) { warm(this.data); if (warmed.has(this.id)) seen.disconnect(); }
+      });
+      seen.observe(section);
+      this.seen = seen;
+      warmingSoon.add(this);
+    }
     this.say(saved && saved.code && saved.code !== this.data.starter
       ? "Your code from your last visit is in the editor. Run tries it on a small input; Check tests it."
       : "Run tries your kernel on a small input; Check tests it at every size and against the budgets.");
@@ -492,13 +519,25 @@ class Exercise {
 
   showCheck(r) {
     this.last = r;
+    // built off the page and put in at once with the verdict: one style and layout pass
+    const results = this.results;
+    this.results = document.createDocumentFragment();
+    try { this.buildCheck(r); } finally {
+      const built = this.results;
+      this.results = results;
+      results.replaceChildren(built);
+    }
     const verdict = r.passed ? `Passed: ${r.message}.` : `Not yet: ${r.message}`;
     this.say(verdict, r.passed ? "pass" : "fail");
+    if (r.line) this.markLine(r.line);
+  }
+
+  buildCheck(r) {
     if (r.passed) {
       this.section.classList.add("solved");
       progress.put(this.id, { solved: true, solvedAt: new Date().toISOString() });
     }
-    if (r.line) { this.markLine(r.line); this.results.append(this.lineButton(r.line)); }
+    if (r.line) this.results.append(this.lineButton(r.line));
     if (r.sizes && r.sizes.length) {
       const list = el("ul", { class: "exercise-sizes", "aria-label": "Sizes tried" });
       for (const s of r.sizes) list.append(el("li", { class: s.ok ? "ok" : "bad" }, `n = ${s.size} ${s.ok ? "✓" : "✗"}`));
@@ -606,6 +645,7 @@ class Exercise {
 
 // ------------------------------------------------------------------ start
 const made = new WeakSet();
+const warmingSoon = new Set();           // exercises watched for coming on screen (warm)
 function enhance(section) {
   if (made.has(section)) return;
   made.add(section);
@@ -627,7 +667,13 @@ function startWhenQuiet() {
   const begin = () => {
     if (begun) return;
     begun = true;
-    const go = () => { if (!worker) startWorker(); };
+    const go = () => {
+      if (!worker) startWorker();
+      for (const ex of warmingSoon) {          // those already on screen: warm them now
+        const r = ex.section.getBoundingClientRect();
+        if (r.bottom > 0 && r.top < innerHeight) warm(ex.data);
+      }
+    };
     if (window.requestIdleCallback) requestIdleCallback(go, { timeout: 2000 }); else setTimeout(go, 200);
   };
   const W = window.BookWidgets;

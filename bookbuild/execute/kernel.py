@@ -39,17 +39,32 @@ import os as __book_os, sys as __book_sys, json as __book_json
 __book_os.chdir({cwd!r})
 if {root!r} not in __book_sys.path:
     __book_sys.path.insert(0, {root!r})
-if not hasattr(__book_sys, '_bookbuild_read'):
+if not hasattr(__book_sys, '_bookbuild_parts'):
     # Files of the project a cell reads (a CUDA source it prints, a data table): part of the
     # chapter's cache key, like the project modules it imports.  Once per kernel process.
+    # A module that reads only a part of a file says so first, sys.audit("book.reads", path,
+    # part): that open is keyed on the part (execute/freeze.py, parts_digest), not the bytes.
     __book_sys._bookbuild_read = set()
-    def __book_audit(event, args, read=__book_sys._bookbuild_read, os=__book_os):
+    __book_sys._bookbuild_parts = {{}}
+    __book_sys._bookbuild_pending = set()
+    def __book_audit(event, args, read=__book_sys._bookbuild_read, parts=__book_sys._bookbuild_parts,
+                     pending=__book_sys._bookbuild_pending, os=__book_os):
         if event == 'open' and isinstance(args[0], (str, bytes, os.PathLike)):
             mode = args[1] if len(args) > 1 and isinstance(args[1], str) else 'r'
             if not any(c in mode for c in 'wax+'):
-                read.add(os.path.abspath(os.fsdecode(os.fspath(args[0]))))
+                path = os.path.abspath(os.fsdecode(os.fspath(args[0])))
+                if path in pending:
+                    pending.discard(path)
+                else:
+                    read.add(path)
+        elif event == 'book.reads' and len(args) == 2:
+            path = os.path.abspath(os.fsdecode(os.fspath(args[0])))
+            parts.setdefault(path, set()).add(str(args[1]))
+            pending.add(path)
     __book_sys.addaudithook(__book_audit)
 __book_sys._bookbuild_read.clear()
+__book_sys._bookbuild_parts.clear()
+__book_sys._bookbuild_pending.clear()
 
 def __book_inline(__items):
     __out = []
@@ -90,10 +105,12 @@ __book_reset(get_ipython(), {root!r})
 
 _MODULES = r"""
 import os as __book_os, sys as __book_sys, json as __book_json
-print({mark!r} + __book_json.dumps(sorted({{m.__file__ for m in list(__book_sys.modules.values())
+print({mark!r} + __book_json.dumps({{"files": sorted({{m.__file__ for m in list(__book_sys.modules.values())
       if getattr(m, '__file__', None) and m.__file__.startswith({root!r})}}
     | {{f for f in __book_sys._bookbuild_read if f.startswith({root!r}) and __book_os.path.isfile(f)
-       and '/.bookcache/' not in f and '/__pycache__/' not in f}})))
+       and '/.bookcache/' not in f and '/__pycache__/' not in f}}),
+    "parts": {{f: sorted(p) for f, p in __book_sys._bookbuild_parts.items() if f.startswith({root!r})
+              and __book_os.path.isfile(f)}}}}))
 """
 
 # Runs once in a kept kernel, in a namespace of its own (so `%reset` cannot touch it):
@@ -362,9 +379,10 @@ class Kernel:
             texts.append(value["data"])
         return texts
 
-    def project_modules(self) -> list[str]:
-        """Files of the project's own modules imported so far, and the project files the
-        document's cells read (for the cache key)."""
+    def project_modules(self) -> dict[str, Any]:
+        """Files of the project's own modules imported so far and the project files the
+        document's cells read (``files``), and those read only in part (``parts``: {path:
+        [part, ...]}), for the cache key."""
         return self._marked(self.run(_MODULES.format(mark=INLINE_MARK, root=str(self.root) + "/")),
                             "listing modules")
 

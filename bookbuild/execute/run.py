@@ -60,7 +60,8 @@ def execute_all(cfg: config_mod.BookConfig, report: Any, progress: Progress,
                 raise err.located(ch.source)
             else:
                 if replay.done():
-                    cache.store(ch.stem, text, settings, markdown, hit["modules"], figures, hit["calls"])
+                    cache.store(ch.stem, text, settings, markdown, hit["modules"], figures, hit["calls"],
+                                hit.get("parts"))
                     out[key] = {"markdown": markdown, "text": text}
                     report.replayed.append(key)
                     progress("execute", key + " (prose only: outputs reused)", time.perf_counter() - t)
@@ -75,7 +76,8 @@ def execute_all(cfg: config_mod.BookConfig, report: Any, progress: Progress,
                                                 ch.stem)
         except BuildError as err:
             raise err.located(ch.source)
-        cache.store(ch.stem, text, settings, markdown, kernel.project_modules(), figures, recorder.calls)
+        read = kernel.project_modules()
+        cache.store(ch.stem, text, settings, markdown, read["files"], figures, recorder.calls, read["parts"])
         out[ch.source.as_posix()] = {"markdown": markdown, "text": text}
         report.executed.append(ch.source.as_posix())
         progress("execute", ch.source.as_posix(), time.perf_counter() - t)

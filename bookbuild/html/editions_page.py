@@ -31,9 +31,15 @@ def manifest(cfg: BookConfig) -> dict[str, Any]:
     info = edition(cfg)
     index = json.loads((cfg.root / ".bookcache" / "xref.json").read_text())
     downloads = [(cfg.pdf_name, "The book (PDF)"), (cfg.pdf_name.removesuffix(".pdf") + ".epub", "The book (EPUB 3)")]
+    # Not counted: the offline step's own files (html/offline: the service worker, its libraries,
+    # a few tens of kB), written after this page from a list of the site that includes it; counted,
+    # they would change this page, and so the worker, on the build after every change.
+    from .offline import OUTPUTS as offline_files
     others = {cfg.pdf_name, downloads[1][0], PAGE, MANIFEST}
     html_bytes = sum(p.stat().st_size for p in out.rglob("*") if p.is_file()
-                     and p.relative_to(out).parts[0] != "pdf" and p.name not in others)
+                     and p.relative_to(out).parts[0] != "pdf" and p.name not in others
+                     and not (p.parent == out and p.name in offline_files)
+                     and not p.relative_to(out).parts[0].startswith("workbox-v"))
     editions = []
     if (out / "index.html").exists():
         editions.append({"label": "Online (HTML, interactive; the whole site with its Python runtime)", "href": "index.html", "bytes": html_bytes,
@@ -65,6 +71,10 @@ def write_editions_page(cfg: BookConfig, report: Any = None, formats: tuple[str,
     text = env.get_template(PAGE).render(book=cfg, edition=edition(cfg), manifest=data,
                                          cite=citation(cfg), css=assets["css"], js=assets["js"],
                                          sidebar=book_sidebar(cfg))
+    from .site import OFFLINE_SCRIPT
+    if OFFLINE_SCRIPT in cfg.post_render:          # as the offline step leaves it (site.write_site)
+        from .offline import with_manifest
+        text = with_manifest(text, 0)
     page = cfg.out / PAGE
     _write_if_changed(page, text)
     return page

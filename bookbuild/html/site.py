@@ -16,6 +16,7 @@ import jinja2
 import markupsafe
 
 from . import mathrender, reader
+from .offline import with_manifest
 from .npm import node_modules
 from ..editions import images as edition_images
 from ..editions.edition import citation, edition
@@ -68,6 +69,9 @@ def write_site(cfg: BookConfig, pages: list[xref.Page], index: dict[str, Any], i
     version = book_version(cfg)
     feedback = feedback_settings(cfg)
     wrote = 0
+    # the offline step (a post-render script) names the web manifest in every page: written so here
+    # too, a page is not rewritten by every build and the search index not made again
+    linked = OFFLINE_SCRIPT in cfg.post_render
     for i, page in enumerate(pages):
         body = bodies[page.output]
         depth = page.output.count("/")
@@ -88,6 +92,8 @@ def write_site(cfg: BookConfig, pages: list[xref.Page], index: dict[str, Any], i
             **page_edition(cfg, page, info, index["labels"]),
         }
         text = template.render(**ctx)
+        if linked:
+            text = with_manifest(text, depth)
         dest = out / page.output
         dest.parent.mkdir(parents=True, exist_ok=True)
         if not dest.exists() or dest.read_text(encoding="utf-8") != text:
@@ -328,6 +334,7 @@ def static_files(cfg: BookConfig) -> None:
 
 
 RUNTIME_SCRIPT = "python3 -m widgets.bundle"
+OFFLINE_SCRIPT = "python3 -m bookbuild.html.offline"
 
 
 def runtime_script(cfg: BookConfig) -> str | None:

@@ -141,6 +141,82 @@ def test_a_prose_edit_with_a_changed_module_runs_the_chapter(warm_book):
     assert "The ridge point is 8.0 FLOP/byte" in html(warm_book, "chapters/one.html")
 
 
+REPO = Path(__file__).resolve().parents[2]
+EXERCISE = """
+::: {.exercise #ex-fixture}
+### Exercise: a fixture
+
+Do the sum.
+
+```{.python .check}
+sizes = [1]
+```
+:::
+"""
+
+
+def test_a_page_made_from_the_chapters_runs_again_only_when_the_parts_it_reads_change(warm_book):
+    """A generated page (the Solutions appendix, the glossary, the chapter map) reads every chapter
+    but only in part, through calc.exercises.read_book (the exercises) and
+    bookfigs.backmatter.book_chapters (front matter and titles): a word of prose outside those
+    parts leaves it cached; an edit inside an exercise's check, or to a title, runs it again."""
+    one, two = warm_book / "chapters/one.qmd", warm_book / "chapters/two.qmd"
+    one.write_text(one.read_text() + EXERCISE)
+    appendix = warm_book / "chapters/appendix.qmd"
+    appendix.write_text(appendix.read_text() + f"""
+```{{python}}
+import sys
+sys.path.insert(0, {str(REPO)!r})
+from pathlib import Path
+from calc import exercises
+from bookfigs import backmatter
+checks = [ex.check.strip() for ex in exercises.read_book(".", ["chapters/one.qmd"])]
+titles = [ch.title for ch in backmatter.book_chapters(Path("."))]
+```
+
+Checks: `{{python}} "; ".join(checks)`. Titles: `{{python}} "; ".join(titles)`.
+""")
+    report = build(warm_book, ("html",), search=False)
+    assert "chapters/appendix.qmd" in report.executed
+    assert "Checks: sizes = [1]. Titles: " in html(warm_book, "chapters/appendix.html")
+
+    one.write_text(one.read_text().replace("The roofline is due to", "The roofline model is due to"))
+    two.write_text(two.read_text().replace("A zeppelin appears", "A blimp appears"))
+    report = build(warm_book, ("html",), search=False)
+    assert report.executed == [] and "chapters/appendix.qmd" in report.cached, "prose outside the parts read"
+
+    one.write_text(one.read_text().replace("sizes = [1]", "sizes = [1, 2]"))
+    report = build(warm_book, ("html",), search=False)
+    assert report.executed == ["chapters/appendix.qmd"], "an exercise's check changed"
+    assert "Checks: sizes = [1, 2]." in html(warm_book, "chapters/appendix.html")
+
+    two.write_text(two.read_text().replace("# Chapter two", "# Chapter deux", 1))
+    report = build(warm_book, ("html",), search=False)
+    assert "chapters/appendix.qmd" in report.executed, "a chapter's title changed"
+    assert "Chapter deux" in html(warm_book, "chapters/appendix.html")
+
+
+def test_the_parts_a_generated_page_reads_are_the_exercise_divs_and_the_headings(tmp_path):
+    from bookbuild.execute.freeze import exercise_divs, front_and_headings, parts_digest
+    text = ("---\ntitle: T\nterms: [a]\n---\n# Title {#sec-t}\n\nProse.\n\n```{.python}\n::: {.exercise}\n```\n\n"
+            ":::: {.exercise #ex-a}\nStatement.\n\n::: {.hint}\nA hint.\n:::\n::::\n\nMore prose.\n\n"
+            "::: {.callout-note}\nNot read.\n:::\n\n::: {.problem #pr-b}\nA problem.\n:::\n")
+    divs = exercise_divs(text)
+    assert "Statement." in divs and "A hint." in divs and "A problem." in divs
+    assert "Prose." not in divs and "Not read." not in divs and "More prose." not in divs
+    assert exercise_divs(":::: {.exercise}\nunclosed\n") is None
+    heads = front_and_headings(text)
+    assert "terms: [a]" in heads and "# Title {#sec-t}" in heads and "Prose." not in heads
+    page = tmp_path / "ch.qmd"
+    page.write_text(text)
+    before = parts_digest(page, ["exercises"])
+    page.write_text(text.replace("More prose.", "Other prose."))
+    assert parts_digest(page, ["exercises"]) == before
+    page.write_text(text.replace("A hint.", "Another hint."))
+    assert parts_digest(page, ["exercises"]) != before
+    assert parts_digest(page, ["no such part"]) == parts_digest(page, ["whole"])   # unknown: the bytes
+
+
 def test_many_chapters_run_in_two_kernels_each_from_a_clean_namespace(fixture_book, monkeypatch):
     """A cold build with many chapters to run shares them between two kernels (on a machine with
     two cores or more: here the build is told it has two, whatever this one has). Two of the

@@ -35,3 +35,21 @@ def test_the_step_writes_the_isolation_headers_for_hosts_and_the_worker_adds_the
     assert "index.html" in kept and "_headers" not in kept, kept
     for name, value in ISOLATION.items():
         assert json.dumps(name) in sw and json.dumps(value) in sw
+
+
+def test_a_build_with_nothing_changed_rewrites_no_page_and_does_not_make_the_worker_again(warm_book):
+    """The offline step names the manifest in every page; bookbuild writes its pages so already, so
+    the next build finds them unchanged (it rewrote every page, and so made the search index and the
+    service worker again, when the step added the link after it), and the step, seeing nothing it
+    lists changed, leaves sw.js as it was."""
+    from bookbuild import build
+    config = warm_book / "_quarto.yml"
+    config.write_text(config.read_text().replace("  execute-dir: project\n", "  execute-dir: project\n"
+                                                 "  post-render:\n    - python3 -m bookbuild.html.offline\n"))
+    build(warm_book, ("html",), search=False)
+    site = warm_book / "_book"
+    assert '<link rel="manifest" href="../manifest.webmanifest">' in (site / "chapters" / "one.html").read_text()
+    outputs = [p for p in site.rglob("*") if p.is_file()]
+    stamps = {p: p.stat().st_mtime_ns for p in outputs}
+    build(warm_book, ("html",), search=False)
+    assert {p: p.stat().st_mtime_ns for p in outputs} == stamps, "a build with nothing changed rewrote files"

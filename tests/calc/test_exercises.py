@@ -228,3 +228,36 @@ def test_a_kernel_that_raises_systemexit_is_refused_not_an_internal_error():
         code = "from numba import cuda\n\n@cuda.jit\ndef copy(A, B, n):\n" + body
         out = json.loads(E.handle(json.dumps({"op": "check", "code": code, "exercise": data})))
         assert out["stage"] == "compile" and not out["passed"] and out["line"] == 5, out
+
+
+def test_what_verify_found_is_kept_by_the_exercise_not_its_place_and_a_problem_never(tmp_path, monkeypatch):
+    """Where the build names a folder (BOOK_EXERCISES_CACHE), verify's answer for an exercise is
+    kept: found again for the same exercise moved down its page, worked out again when its check
+    changes; a problem (with its line) is not kept."""
+    monkeypatch.setenv(E.CACHE_ENV, str(tmp_path))
+    calls = []
+    monkeypatch.setattr(E, "verify", lambda ex: calls.append(ex.check) or [])
+    assert E.verify_kept(one()) == [] and len(calls) == 1
+    assert E.verify_kept(one(CHAPTER.replace("Some prose.", "Some prose.\n\nA new paragraph."))) == []
+    assert len(calls) == 1, "the same exercise, further down: kept"
+    assert E.verify_kept(one(CHAPTER.replace("run = 8", "run = 16"))) == [] and len(calls) == 2
+    monkeypatch.setattr(E, "verify", lambda ex: calls.append(ex.check) or [(3, "a problem")])
+    bad = one(CHAPTER.replace("run = 8", "run = 32"))
+    assert E.verify_kept(bad) == [(3, "a problem")] and E.verify_kept(bad) == [(3, "a problem")]
+    assert len(calls) == 4, "a problem is found again each time"
+    monkeypatch.delenv(E.CACHE_ENV)
+    E.verify_kept(one())
+    assert len(calls) == 5, "nothing is kept without the folder"
+
+
+def test_warm_compiles_the_check_and_runs_the_code_once_without_checking_it(monkeypatch):
+    """The page warms its worker for an exercise on screen (assets/js/exercises.js): the check is
+    compiled and kept for the Check that follows, the starter Run once; no verdict is given."""
+    ex = one()
+    E._SPECS.clear()
+    ran = []
+    real = E.run_code
+    monkeypatch.setattr(E, "run_code", lambda code, spec, n=None: ran.append(code) or real(code, spec, n))
+    out = json.loads(E.handle(json.dumps({"op": "warm", "code": ex.starter, "exercise": {"id": ex.id, "check": ex.check}})))
+    assert out == {"ok": True, "warm": ex.id} and ran == [ex.starter]
+    assert (ex.id, ex.check) in E._SPECS and "passed" not in out

@@ -85,11 +85,48 @@ def link_manifest(site: Path) -> None:
         if page.is_relative_to(site / "pyodide"):
             continue
         html = page.read_text(encoding="utf-8")
-        if MANIFEST_LINK.search(html) or "</head>" not in html:
-            continue
-        up = "../" * (len(page.relative_to(site).parts) - 1)
-        page.write_text(html.replace("</head>", f'<link rel="manifest" href="{up}manifest.webmanifest">\n</head>', 1),
-                        encoding="utf-8")
+        linked = with_manifest(html, len(page.relative_to(site).parts) - 1)
+        if linked != html:
+            page.write_text(linked, encoding="utf-8")
+
+
+def with_manifest(html: str, depth: int) -> str:
+    """The page ``html`` (``depth`` folders below the site's root) naming the manifest, as this step
+    leaves it; bookbuild writes its pages so already (html/site.py), and a build with nothing changed
+    rewrites none of them."""
+    if MANIFEST_LINK.search(html) or "</head>" not in html:
+        return html
+    return html.replace("</head>", f'<link rel="manifest" href="{"../" * depth}manifest.webmanifest">\n</head>', 1)
+
+
+OUTPUTS = (HEADERS_FILE, "manifest.webmanifest", "sw.js", "offline.json", ".sw-src.js")
+
+
+def inputs_key(site: Path, runtime: dict) -> str:
+    """What the service worker is made from: every file of the site but this step's own outputs
+    (by name, size and modification time: a build that rewrites nothing leaves it the same), the
+    worker's source, its builder and the runtime's files. Kept in offline.json: a build with
+    nothing changed does not run Node and Workbox again."""
+    import hashlib
+    import os
+    h = hashlib.sha256()
+    for source in (SW_SOURCE, BUILDER):
+        h.update(source.read_bytes())
+    h.update(json.dumps(runtime, sort_keys=True).encode())
+    for folder, dirs, files in os.walk(site):
+        rel = os.path.relpath(folder, site)
+        dirs[:] = sorted(d for d in dirs if not (rel == "." and d.startswith("workbox-v")))
+        for name in sorted(files):
+            if rel == "." and name in OUTPUTS:
+                continue
+            st = os.stat(os.path.join(folder, name))
+            h.update(f"{rel}/{name}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    return h.hexdigest()
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")
 
 
 def write_offline(site: Path, title: str, description: str | None = None, root: Path | None = None) -> dict:
@@ -98,10 +135,16 @@ def write_offline(site: Path, title: str, description: str | None = None, root: 
     if not (site / "index.html").exists():          # no HTML in this render (a PDF only)
         return {}
     link_manifest(site)
-    (site / HEADERS_FILE).write_text("/*\n" + "".join(f"  {k}: {v}\n" for k, v in ISOLATION.items()), encoding="utf-8")
-    (site / "manifest.webmanifest").write_text(json.dumps(web_manifest(site, title, description), indent=1) + "\n",
-                                               encoding="utf-8")
+    _write_if_changed(site / HEADERS_FILE, "/*\n" + "".join(f"  {k}: {v}\n" for k, v in ISOLATION.items()))
+    _write_if_changed(site / "manifest.webmanifest", json.dumps(web_manifest(site, title, description), indent=1) + "\n")
     runtime = runtime_files(site)
+    inputs = inputs_key(site, runtime)
+    try:
+        kept = json.loads((site / "offline.json").read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        kept = {}
+    if kept.get("inputs") == inputs and (site / "sw.js").exists():
+        return kept                                 # nothing the worker lists changed since it was made
     modules = node_modules(Path(root or Path.cwd()))
     import os
     proc = subprocess.run(["node", str(BUILDER), str(site), str(SW_SOURCE), json.dumps(runtime)],
@@ -112,6 +155,6 @@ def write_offline(site: Path, title: str, description: str | None = None, root: 
                          BUILDER, detail=proc.stderr[-2000:])
     made = json.loads(proc.stdout)
     info = {"build": made["build"], "files": made["count"] + len(runtime["files"]), "bytes": made["size"],
-            "runtime_bytes": runtime["bytes"], "total_bytes": made["size"] + runtime["bytes"]}
+            "runtime_bytes": runtime["bytes"], "total_bytes": made["size"] + runtime["bytes"], "inputs": inputs}
     (site / "offline.json").write_text(json.dumps(info) + "\n", encoding="utf-8")
     return info

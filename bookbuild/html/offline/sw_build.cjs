@@ -5,7 +5,10 @@
 const fs = require("fs");
 const path = require("path");
 const crypto = require("crypto");
-const { getManifest, injectManifest, copyWorkboxLibraries } = require("workbox-build");
+// Only the two parts of workbox-build this uses: its index loads generateSW's bundler too, half
+// of this script's time when the site has changed.
+const { injectManifest } = require("workbox-build/build/inject-manifest");
+const { copyWorkboxLibraries } = require("workbox-build/build/lib/copy-workbox-libraries");
 
 const [site, src, runtimeJson] = process.argv.slice(2);
 const MODULES = ["workbox-core", "workbox-routing", "workbox-strategies", "workbox-precaching"];
@@ -21,12 +24,14 @@ const config = {
   globIgnores: ["sw.js", "offline.json", "_headers", "workbox-v*/**", "pyodide/**", "pdf/**", "**/*.pdf", "**/*.epub",
                 "assets/katex/fonts/*.ttf", "assets/katex/fonts/*.woff"],
   maximumFileSizeToCacheInBytes: 64 * 1024 * 1024,
-  manifestTransforms: [async (entries) => ({ manifest: entries.map((e) => ({ ...e, revision: sha(e.url) })), warnings: [] })],
+};
+let manifestEntries = null;     // as Workbox lists them, with our revisions (one pass over the files)
+const transform = async (entries) => {
+  manifestEntries = entries.map((e) => ({ ...e, revision: sha(e.url) }));
+  return { manifest: manifestEntries, warnings: [] };
 };
 
 (async () => {
-  const { manifestEntries, count, size } = await getManifest(config);
-  const build = crypto.createHash("sha256").update(JSON.stringify(manifestEntries)).digest("hex").slice(0, 16);
   const runtime = JSON.parse(runtimeJson);
   for (const old of fs.readdirSync(site).filter((n) => /^workbox-v/.test(n))) fs.rmSync(path.join(site, old), { recursive: true });
   const dir = await copyWorkboxLibraries(site);
@@ -36,14 +41,19 @@ const config = {
   }
   const tmp = path.join(site, ".sw-src.js");
   fs.writeFileSync(tmp, fs.readFileSync(src, "utf8")
-    .replaceAll("__BUILD__", () => build)
     .replaceAll("__WORKBOX__", () => dir)
-    .replaceAll("__SIZE__", () => String(size))
     .replaceAll("__RUNTIME__", () => JSON.stringify(runtime)));
+  let count, size;
   try {
-    await injectManifest({ ...config, swSrc: tmp, swDest: path.join(site, "sw.js"), globIgnores: [...config.globIgnores, ".sw-src.js"] });
+    ({ count, size } = await injectManifest({ ...config, manifestTransforms: [transform], swSrc: tmp,
+      swDest: path.join(site, "sw.js"), globIgnores: [...config.globIgnores, ".sw-src.js"] }));
   } finally {
     fs.rmSync(tmp);
   }
+  // The build's name and size come from the list just made: put in after it (neither placeholder
+  // is in the list itself).
+  const build = crypto.createHash("sha256").update(JSON.stringify(manifestEntries)).digest("hex").slice(0, 16);
+  const out = path.join(site, "sw.js");
+  fs.writeFileSync(out, fs.readFileSync(out, "utf8").replaceAll("__BUILD__", () => build).replaceAll("__SIZE__", () => String(size)));
   process.stdout.write(JSON.stringify({ count, size, build, workbox: dir }));
 })().catch((err) => { console.error(err && err.stack || err); process.exit(1); });
