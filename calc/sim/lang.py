@@ -55,7 +55,7 @@ from ..cuda import WARP_SIZE
 from . import arith
 from . import memory as mem
 from . import warp
-from .errors import BarrierError, KernelError, KernelException, KernelSyntaxError
+from .errors import BarrierError, KernelError, KernelException, KernelSyntaxError, UninitializedRead
 from .memory import ELEMENT_BYTES, blockDim, blockIdx, gridDim, threadIdx
 from .warp import Lanes
 
@@ -98,14 +98,40 @@ def _shared(name: str, shape, dtype):
     return mem.shared(name, shape, _dtype(dtype))
 
 
+class _Local(list):
+    """A thread's ``cuda.local.array``: its own registers (not counted as memory), which start
+    uninitialised as CUDA's local memory does: reading an element before writing it is an error,
+    so an accumulator nobody zeroed fails here as it may on the GPU."""
+
+    __slots__ = ()
+
+    def __getitem__(self, i):
+        v = list.__getitem__(self, i)
+        if v is mem.POISON:
+            st = mem._ST
+            if st is not None and st.vec:
+                raise mem._fail()        # the per-thread executor says which thread and line
+            err = UninitializedRead(f"read of local array element [{i}] before this thread wrote it "
+                                    "(cuda.local.array starts uninitialised: set each element first, "
+                                    "e.g. acc[k] = 0.0)", block=st.block if st else None,
+                                    thread=st.thread if st else None, line=mem._kernel_line(), index=i)
+            if st is not None and st.error is None:
+                st.error = err
+            raise err
+        return v
+
+    def __iter__(self):
+        return (self[k] for k in range(len(self)))
+
+
 def _local(shape, dtype):
-    """``cuda.local.array``: the thread's own registers, a plain list (not counted as memory)."""
-    zero = 0.0 if _dtype(dtype) in ("fp16", "fp32", "fp64", "bf16") else 0
+    """``cuda.local.array``: the thread's own registers, uninitialised (``_Local``)."""
+    _dtype(dtype)
     if isinstance(shape, tuple):
         if len(shape) != 1:
             raise KernelError("cuda.local.array: only 1-D local arrays are supported", line=mem._kernel_line())
         shape = shape[0]
-    return [zero] * shape
+    return _Local([mem.POISON] * shape)
 
 
 def _grid(ndim: int):

@@ -337,6 +337,16 @@ class Array:
                               "cuda.syncthreads() must come between its write and this read"
                               if self.space == "shared" else ""), idx)
 
+    def __iter__(self):
+        """``for x in A`` (legal Numba): one load per element, in order, as the loop writes them."""
+        if len(self.shape) != 1:
+            raise KernelError(f"iterating over the {len(self.shape)}-D array {self.name}: index it instead",
+                              line=_kernel_line())
+        return (self[k] for k in range(self.n))
+
+    def __len__(self):
+        return self.shape[0]
+
     # -- element access: the hot path, written out once per shape and space for speed. It checks
     # bounds and poison and logs the access; races are found later, from the record (_races).
 

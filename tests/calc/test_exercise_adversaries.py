@@ -44,7 +44,6 @@ def budget(*words: str) -> tuple:
 
 
 OVERFLOW = ("mismatch", "exp overflowed FP32", "subtract the row's maximum")   # calc.sim.arith: exp past 88.72 is inf
-LOCAL_ZERO = "cuda.local.array starts as zeros in the simulator; CUDA's local memory starts uninitialised (sim)"
 DEVICE_LINE = "a race inside a device function names the kernel's line that called it (sim)"
 
 
@@ -1818,7 +1817,7 @@ WRONG += [
     W("ex-tiling-registers", "accumulators in cuda.local.array, never zeroed", UNINIT, edit(REGISTERS,
         ("    acc = [[0.0, 0.0], [0.0, 0.0]]\n", "    acc = cuda.local.array(4, numba.float32)\n"),
         ("acc[i][j] += a[i] * b[j]", "acc[2 * i + j] += a[i] * b[j]   " + MARK),
-        ("C[r * n + c] = acc[i][j]", "C[r * n + c] = acc[2 * i + j]")), xfail=LOCAL_ZERO),
+        ("C[r * n + c] = acc[i][j]", "C[r * n + c] = acc[2 * i + j]"))),
     W("ex-tiling-registers", "no guard on the loads", OOB, edit(REGISTERS,
         ("A[r * n + a] if r < n and a < n else 0.0", "A[r * n + a]   " + MARK))),
     W("ex-tiling-registers", "outputs 1 apart, not 8", [RACE, MISMATCH], edit(REGISTERS,
@@ -2420,9 +2419,7 @@ def dot(q, Ks, c, d):
          "        blk, r = divmod(t, 16)\n        row = table[blk] * 16 + r\n"),
         ("s += q[k] * key[k]", "s += q[k] * K[row * d + k]"))),
     OK("ex-serving-paged", "the query iterated over (for k, qk in enumerate(q))", edit(PAGED,
-        ("        for k in range(d):\n            s += q[k] * key[k]", "        for k, qk in enumerate(q):\n            s += qk * key[k]")),
-       xfail="iterating over an array (for x in A, enumerate, tuple(A)) is Numba, but the simulator's iteration "
-             "probes index n and reports it out of bounds (sim)"),
+        ("        for k in range(d):\n            s += q[k] * key[k]", "        for k, qk in enumerate(q):\n            s += qk * key[k]"))),
     OK("ex-comm-reduce-step", "cuda.grid(1), the add spelled out", """
         @cuda.jit
         def reduce_step(B, R, off, n):
