@@ -277,7 +277,7 @@ import math
 BR = 32                                          # query rows per block (one thread each)
 BC = 16                                          # keys per tile
 D = 16                                           # head dimension
-DTYPE = numba.float16                            # the element type of Q, K, V and O
+DTYPE = numba.types.float16                         # the element type of Q, K, V and O
 
 
 @cuda.jit

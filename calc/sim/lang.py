@@ -74,14 +74,15 @@ class DType:
         return self._cast(x)
 
     def __repr__(self) -> str:
-        return f"numba.{self.name}"
+        return f"numba.types.{self.name}" if self.name == "float16" else f"numba.{self.name}"
 
 
 DTYPES = {"float32": DType("float32", "fp32", float), "float64": DType("float64", "fp64", float),
           "float16": DType("float16", "fp16", float), "int32": DType("int32", "int32", int),
           "int8": DType("int8", "int8", int)}
-#: Numba's names of the simulator's element types
-NUMBA_DTYPE = {d.sim: f"numba.{d.name}" for d in DTYPES.values()}
+#: Numba's names of the simulator's element types: numba.float32 and the others at the top level,
+#: but float16 only as numba.types.float16, as numba itself has it
+NUMBA_DTYPE = {d.sim: f"numba.{'types.' if d.name == 'float16' else ''}{d.name}" for d in DTYPES.values()}
 
 
 def _dtype(dt, line=None) -> str:
@@ -90,7 +91,7 @@ def _dtype(dt, line=None) -> str:
     if isinstance(dt, str) and dt in ELEMENT_BYTES:
         return dt
     st = mem._ST
-    raise KernelError(f"unknown element type {dt!r}; use one of {', '.join('numba.' + n for n in DTYPES)}",
+    raise KernelError(f"unknown element type {dt!r}; use one of {', '.join(NUMBA_DTYPE.values())}",
                       block=st.block if st else None, thread=st.thread if st else None, line=mem._kernel_line())
 
 
@@ -195,7 +196,8 @@ cuda = _Namespace(
     warpsize=WARP_SIZE, laneid=None, grid=_grid, gridsize=_gridsize, syncthreads=mem.syncthreads,
     shared=_Namespace("numba.cuda.shared", array=_shared), local=_Namespace("numba.cuda.local", array=_local),
     atomic=_Namespace("numba.cuda.atomic", add=_atomic_add), jit=_jit)
-numba = _Namespace("numba", cuda=cuda, **DTYPES)
+numba = _Namespace("numba", cuda=cuda, types=_Namespace("numba.types", **DTYPES),
+                   **{k: v for k, v in DTYPES.items() if k != "float16"})
 
 
 def _exp(x):
@@ -216,7 +218,9 @@ MODULES = {"numba": numba, "numba.cuda": cuda, "math": math}
 #: the cuda.* names the simulator supports (anything else is refused, naming the feature)
 CUDA_API = {"threadIdx", "blockIdx", "blockDim", "gridDim", "warpsize", "grid", "gridsize", "syncthreads",
             "shared.array", "local.array", "atomic.add", "jit"}
-NUMBA_API = set(DTYPES) | {"cuda"}
+#: the dtype names under numba.: numba.float32, ..., and numba.types.<any of them> (float16 only there)
+NUMBA_DTYPE_NAMES = {n: d for n, d in DTYPES.items() if n != "float16"} | {f"types.{n}": d for n, d in DTYPES.items()}
+NUMBA_API = set(NUMBA_DTYPE_NAMES) | {"cuda", "types"}
 
 
 def _import(name, globals=None, locals=None, fromlist=(), level=0):
@@ -385,8 +389,8 @@ class _Module:
                 return {ast.Add: _op.add, ast.Sub: _op.sub, ast.Mult: _op.mul, ast.FloorDiv: _op.floordiv,
                         ast.Mod: _op.mod, ast.Div: _op.truediv, ast.Pow: _op.pow}[type(node.op)](a, b)
         q = self.qual(node) if isinstance(node, ast.Attribute) else None
-        if q is not None and q.startswith("numba.") and q[6:] in DTYPES:
-            return DTYPES[q[6:]]
+        if q is not None and q.startswith("numba.") and q[6:] in NUMBA_DTYPE_NAMES:
+            return NUMBA_DTYPE_NAMES[q[6:]]
         if q is not None and q.startswith("math.") and isinstance(getattr(math, q[5:], None), float):
             return getattr(math, q[5:])
         raise _fail(node, "not a constant")
@@ -489,10 +493,12 @@ class _Checker(ast.NodeVisitor):
                               "cuda.local.array and cuda.atomic.add)")
         if q.startswith("numba."):
             rest = q[len("numba."):]
-            if rest in DTYPES:
+            if rest in NUMBA_DTYPE_NAMES or rest == "types":
                 return
-            raise _fail(node, f"numba.{rest} is not supported by this simulator (element types: "
-                              f"{', '.join('numba.' + n for n in DTYPES)})")
+            hint = " (numba has float16 only as numba.types.float16)" if rest == "float16" else ""
+            raise _fail(node, f"numba.{rest} is not supported by this simulator{hint} (element types: "
+                              f"{', '.join('numba.' + n for n in NUMBA_DTYPE_NAMES if '.' not in n)}, "
+                              f"numba.types.float16)")
         if q.startswith("math."):
             if not hasattr(math, q[5:]):
                 raise _fail(node, f"{q} is not supported by this simulator")
@@ -771,7 +777,7 @@ def compile_kernel(source: str, name: Optional[str] = None, filename: str = "<ke
 
 def with_constants(source: str, constants: dict) -> str:
     """``source`` with the module-level lines ``NAME = ...`` of ``constants`` replaced by their values
-    (a dtype given as ``"fp16"`` or a ``DType`` is written ``numba.float16``)."""
+    (a dtype given as ``"fp16"`` or a ``DType`` is written ``numba.types.float16``)."""
     lines = source.split("\n")
     left = dict(constants)
     for k, line in enumerate(lines):

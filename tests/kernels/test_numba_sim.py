@@ -156,7 +156,7 @@ def run_exercise(ex_id: str, code: str) -> None:
 # Not yet runnable by real Numba, said so (issue #41): these references load 8-, 16- or 32-byte vectors
 # through the simulator's `.vec(k)` (float2 / float4 / eight bf16), which Numba CUDA has no spelling for.
 VECTOR_ACCESS = {"ex-gpu-float4", "ex-gpu-complex", "ex-serving-paged"}
-NO_FLOAT16 = {"flash_attention"}    # `numba.float16` is not a name of numba 0.68 (numba.types.float16 is)
+NO_FLOAT16: set = set()    # the canonical FlashAttention writes numba.types.float16, which numba has
 
 
 def _known(name, known, why):
@@ -266,6 +266,8 @@ def test_each_canonical_kernel_gives_our_outputs_under_numbas_simulator(case):
         jitted = jit_source(helpers_of(code) + "\n\n" + code, name, constants)
         got = numba_launch(jitted, grid, block, before)
         for arr_name, arr in report.arrays.items():
-            tol = 1e-2 if arr.dtype in ("fp16", "bf16") else 1e-4
+            # an fp16 kernel rounds its shared tiles to fp16 under Numba (ours keeps double): its
+            # results carry that rounding whatever their own type
+            tol = 1e-2 if arr.dtype in ("fp16", "bf16") or "float16" in code else 1e-4
             bad = first_difference(got[arr_name], arr.data, tol)
             assert bad is None, f"{case}: {arr_name}{bad}"
