@@ -1,6 +1,6 @@
 """Exercises: a reader's kernel checked on the simulator, with exact counts (issue #29).
 
-An exercise (format: README, "Exercises"; /work/notes/exercise-format.md) is a fenced div in a
+An exercise (format: docs/exercises.md) is a fenced div in a
 chapter holding a statement, a starter kernel, hints, a reference solution and a *check*: a
 block of Python that says which sizes to try, how to make the inputs, what the outputs must be,
 the launch shape, and the budgets (``"sectors_per_request <= 4"``) the kernel must meet. This

@@ -1,6 +1,6 @@
 --[[ exercise.lua: exercises where the reader writes a kernel and the simulator checks it.
 
-An exercise is written in Quarto's own syntax (the format: README, "Exercises"):
+An exercise is written in Quarto's own syntax (the format: docs/exercises.md):
 
   ::: {.exercise #ex-coalesced-copy}
   The statement...

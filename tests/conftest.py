@@ -62,7 +62,7 @@ def chromium_webgpu(playwright_driver):
 import re  # noqa: E402
 
 CI_MAY_SKIP = (
-    re.compile(r"\bquarto\b.*(not installed|not on PATH|cannot be installed)", re.I),  # Quarto cannot be installed here (README)
+    re.compile(r"\bquarto\b.*(not installed|not on PATH|cannot be installed)", re.I),  # no quarto on PATH (docs/building.md: build one with ../shared/tools/quarto)
     re.compile(r"\bno (NVIDIA |CUDA )?GPU\b", re.I),            # device checks, on a machine with no accelerator
     re.compile(r"\binside Pyodide\b|\(Pyodide\)"),              # the calc tests when they run in Pyodide itself
 )

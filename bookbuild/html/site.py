@@ -187,7 +187,7 @@ def issue_url(cfg: BookConfig) -> str | None:
 
 
 def feedback_settings(cfg: BookConfig) -> dict[str, str]:
-    """What the reader's "Suggest a change" does, from _quarto.yml ``feedback:`` (see README, Reader
+    """What the reader's "Suggest a change" does, from _quarto.yml ``feedback:`` (see docs/feedback.md, Reader
     feedback): ``endpoint`` (a feedback service), ``issue-url`` (by default the repository's new-issue page
     when book.repo-url is set) and ``email``. ``issue-url: false`` turns the issue link off."""
     raw = cfg.raw.get("feedback") or {}

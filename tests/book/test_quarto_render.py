@@ -6,7 +6,7 @@ and the page number in the margins above and below it, one page number a page) a
 over another; on its HTML pages the roofline widget goes live and an exercise checks a kernel.
 
 Quarto cannot be installed from a registry here; ../shared/tools/quarto/build-quarto.sh builds
-1.10.18 from its source (README, "The same book under real Quarto"). Without `quarto` on PATH the
+1.10.18 from its source (docs/building.md, "The same book under real Quarto"). Without `quarto` on PATH the
 tests that need it are skipped (the reading of our own PDF and the reading's own test run
 everywhere). Each render takes minutes: one per format for the whole module."""
 from __future__ import annotations
