@@ -46,7 +46,9 @@ RUNTIME_FILES = ("pyodide.mjs", "pyodide.asm.mjs", WASM)
 ARCHIVES = ("python_stdlib.zip", "book-py.zip", "exercises-py.zip")
 # Only the exercises import these (calc.exercises and the simulator under it); the prep step stops
 # the build if drawing any widget imports one of them.
-EXERCISE_MODULES = ("calc/exercises.py",) + tuple(sorted(
+# calc.gpuscript writes the exercises' "Run on an NVIDIA GPU" script in the worker; calc.problems and
+# calc.hwcounters are the build's (they reach the simulator through calc.exercises and calc.sim).
+EXERCISE_MODULES = ("calc/exercises.py", "calc/gpuscript.py", "calc/hwcounters.py", "calc/problems.py") + tuple(sorted(
     f"calc/sim/{f.name}" for f in (Path(__file__).resolve().parent.parent / "calc" / "sim").glob("*.py")))
 ARCHIVE_EXTS = (".gz", "")      # gzipped whole by the Node step; plain zips from the fallback
 PACKAGES = ("calc", "widgets")

@@ -128,15 +128,19 @@ def link_loads(step, chunk_bytes: float) -> dict:
 
 
 def timeline(params: dict) -> dict:
-    """Per step: the busiest link's bytes, and the time so far as ``calc.collectives.time_s`` counts
-    it: alpha per step, plus the busiest GPU's busiest direction (bytes sent or received so far)
-    over the link's bandwidth. At the last step that is ``time_s`` itself."""
+    """Per step: the busiest link's bytes, and the time so far as ``calc.collectives.nccl_time_s``
+    counts it: NCCL's base latency once (where the link has NCCL latencies), alpha per step, plus the
+    busiest GPU's busiest direction (bytes sent or received so far) over the link's bandwidth. At the
+    last step that is ``nccl_time_s`` itself."""
     a, note = _algorithm(params)
     c, p = params["collective"], params["p"]
     link = specs.link(params["link"])
     n_bytes = params["size"] * 1024
     chunk = n_bytes / collectives.chunks(c, a, p)
     bw, alpha = link.bw_per_direction, link.alpha_s or 0.0
+    # NCCL's model pays a base latency once per collective, where the link has NCCL latencies
+    # (calc.collectives.nccl_time_s; the communication chapter's 6.6 µs)
+    base = collectives.BASE_LATENCY_S if link.alpha_s is not None else 0.0
     steps = _steps(c, a, p)
     sent, received = [0.0] * p, [0.0] * p
     per_step = []
@@ -149,9 +153,10 @@ def timeline(params: dict) -> dict:
                 received[t.dst] += chunk
         busiest_gpu = max(max(sent), max(received))
         per_step.append({"busiest": max(loads.values()) if loads else 0.0, "links": len(loads),
-                         "moved": busiest_gpu, "so_far": (len(per_step) + 1) * alpha + busiest_gpu / bw})
+                         "moved": busiest_gpu, "so_far": base + (len(per_step) + 1) * alpha + busiest_gpu / bw})
     return {"algorithm": a, "note": note, "steps": steps, "per_step": per_step, "chunk": chunk,
-            "chunks": collectives.chunks(c, a, p), "n_bytes": n_bytes, "link": link, "alpha": alpha, "bw": bw}
+            "chunks": collectives.chunks(c, a, p), "n_bytes": n_bytes, "link": link, "alpha": alpha, "bw": bw,
+            "base": base}
 
 
 # ----------------------------------------------------------------------------- drawing
@@ -385,7 +390,8 @@ def render(params: dict) -> dict:
     H = y + 22
 
     link = tl["link"]
-    total_t = collectives.time_s(c, a, p, tl["n_bytes"], link)
+    total_t = collectives.nccl_time_s(c, a, p, tl["n_bytes"], link)
+    once = f"{fmt.si(tl['base'], 's', sig=2)} once + " if tl["base"] else ""
     algbw = tl["n_bytes"] / total_t if total_t else 0.0
     readouts = [
         ["Step", f"{k} of {n}" + (f" ({steps[k - 1].phase})" if k else " (before the first)")],
@@ -394,7 +400,7 @@ def render(params: dict) -> dict:
         ["Busiest link this step", fmt.bytes_iec(per[k - 1]["busiest"]) if k else "0 B"],
         ["Busiest GPU's bytes so far", fmt.bytes_iec(per[k - 1]["moved"]) if k else "0 B"],
         ["Time so far", fmt.duration(per[k - 1]["so_far"] if k else 0.0)],
-        ["Whole collective", f"{fmt.duration(total_t)} ({fmt.count(n, 'step')} × {_latency(link)} latency "
+        ["Whole collective", f"{fmt.duration(total_t)} ({once}{fmt.count(n, 'step')} × {_latency(link)} latency "
                              f"+ bytes at {fmt.num(link.bw_per_direction_GBps)} GB/s)" if link.latency_us is not None else
                              f"{fmt.duration(total_t)} (bytes at {fmt.num(link.bw_per_direction_GBps)} GB/s; "
                              f"latency not published, taken as 0)"],
