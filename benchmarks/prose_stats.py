@@ -26,7 +26,8 @@ in display math, numbers joined by an operator (``×``, ``·``, ``/``, ``+``, ``
 and then ``=`` or ``≈`` and a number, units allowed after each number ("989 TFLOP/s / 3.35 TB/s ≈
 295 FLOP/byte", ``$100 \times 2 = 200$``). Inline and display math are read from KaTeX's TeX
 annotation (``\frac{a}{b}`` as ``a / b``); each match counts once. A bare result ("about 300")
-or a formula in letters (``$I = F/B$``) is not one. The problems' own text and worked answers
+or a formula in letters (``$I = F/B$``) is not one, nor are numbers joined by a sentence's words
+("a 128 × 128 array and M = 511"). The problems' own text and worked answers
 (inside a ``.problem`` div) are counted apart from the prose: the issue asks for five in the prose
 besides the problems.
 """
@@ -56,7 +57,10 @@ SKIP_CLASSES = {"katex-display", "terms-box", "widget", "predict-choices", "pred
 NUMBER = re.compile(r"\d")
 NUMERAL = re.compile(r"^[^\w]*\d")
 _NUM = r"\d[\d,]*(?:\.\d+)?(?:[²³]|\^\{?\d+\}?)?(?:\s*[×x]\s*10\^\{?[-−]?\d+\}?)?"
-_UNITS = r"(?:\s*[A-Za-zµ%][\w/%µ·-]*){0,3}?"
+# A unit is up to three words after a number, never a word of a sentence's own ("a 128 × 128 array
+# and M = 511" is no computation).
+_NOT_UNIT = r"(?!(?:and|or|of|the|a|an|is|are|to|in|at|on|for|with|by|then|so|that|which|as|if)\b)"
+_UNITS = r"(?:\s*" + _NOT_UNIT + r"[A-Za-zµ%][\w/%µ·-]*){0,3}?"
 WORKED = re.compile(r"\(?" + _NUM + _UNITS + r"\)?(?:\s*(?:[×·*/+−]|\s-\s)\s*\(?" + _NUM + _UNITS + r"\)?)+\s*[=≈]\s*[~]?\s*"
                     + _NUM)
 SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)]*\s+")
