@@ -200,11 +200,11 @@ def test_a_gpu_part_stopped_at_its_cap_keeps_what_it_measured(chromium_webgpu, b
     w.context.close()
 
 
-def test_the_result_says_each_thing_once_and_what_the_strided_curve_shows(chromium, book):
+def test_the_result_says_each_thing_once_and_what_the_strided_curve_shows(chromium, book_url_gz):
     """Issue #47: "Done in 12.5 s" twice (the status and the result's first line); "The GPU part
     stopped early: the GPU part reached its 7 s cap"; "the fall with the stride is what coalescing
     saves" above figures that rise (SwiftShader: stride 1 at 110-160 MB/s, stride 2 at 159-210)."""
-    w = open_page(chromium, book + PAGE)
+    w = open_page(chromium, book_url_gz + PAGE)
     page = w.page
     r = measure(page)                                    # the CPU part (this Chromium has no WebGPU)
     status = page.locator(".device-probe-status").inner_text()

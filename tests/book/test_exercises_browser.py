@@ -319,11 +319,11 @@ ROOF_CLASHES = """(ex) => {
 
 @pytest.mark.parametrize("config,chapter,ex", [("desktop-light", "roofline", "#ex-roofline-fuse"),
                                                ("phone-light", "gpu", "#ex-gpu-divergence")])
-def test_results_show_their_figures_whole_tables_unscrolled_roofline_uncrossed(chromium, book, config, chapter, ex):
+def test_results_show_their_figures_whole_tables_unscrolled_roofline_uncrossed(chromium, book_url, config, chapter, ex):
     """Issue #47: the per-line table's code column (trailing comments) pushed the counts out of a box
     that scrolled with no cue, clipped its "Code" header and, on a phone, its caption; the budgets
     table was 9 px too wide there. Every results table fits its box, caption and headers whole."""
-    context, page, errors, _ = open_page(chromium, book + f"chapters/{chapter}.html", config)
+    context, page, errors, _ = open_page(chromium, book_url + f"chapters/{chapter}.html", config)
     try:
         page.locator(ex).scroll_into_view_if_needed()
         page.wait_for_function(f"!document.querySelector('{ex} .exercise-check')?.disabled")
@@ -360,11 +360,11 @@ BEFORE_EDITOR = """(ex) => {   // focus what comes just before the editor in tab
 }"""
 
 
-def test_tab_moves_through_the_editor_until_the_reader_types(chromium, book):
+def test_tab_moves_through_the_editor_until_the_reader_types(chromium, book_url):
     """Issue #47: a Tab from the statement entered the editor and the next indented line 1 (then
     "line 1: unexpected indent"). Tab indents only once the reader has typed; until then it moves
     on, and Escape then Tab always leaves. On a touch screen the Tab advice is not shown."""
-    context, page, errors, _ = open_page(chromium, book + CHAPTER, "desktop-light")
+    context, page, errors, _ = open_page(chromium, book_url + CHAPTER, "desktop-light")
     try:
         reach(page)
         starter = editor_text(page)
@@ -385,7 +385,7 @@ def test_tab_moves_through_the_editor_until_the_reader_types(chromium, book):
     finally:
         context.close()
     assert not errors, errors
-    context, page, errors, _ = open_page(chromium, book + CHAPTER, "phone-light")
+    context, page, errors, _ = open_page(chromium, book_url + CHAPTER, "phone-light")
     try:
         reach(page)
         keys = page.locator(f"{EX} .exercise-keys")

@@ -191,11 +191,11 @@ def test_small_ones_turn_and_tilt_only_in_3d_labels_11px_styled_buttons(chromium
     web.context.close()
 
 
-def test_on_a_phone_the_stepper_shows_the_ring_and_the_step_above_its_slider(chromium, base):
+def test_on_a_phone_the_stepper_shows_the_ring_and_the_step_above_its_slider(chromium, book_url_gz):
     """Issue #47: the stepper's drawing is too tall to pin on a phone, and the ring and "step x of 6"
     were about 900 px above the slider being dragged. With the slider low on the screen, as a
     thumb holds it, the step's heading and every GPU of the ring are in view above it."""
-    web = open_live(chromium, base, "chapters/communication.html", PHONE)
+    web = open_live(chromium, book_url_gz, "chapters/communication.html", PHONE)
     try:
         page = web.page
         root = page.locator('.widget[data-widget="collective-stepper"]')
