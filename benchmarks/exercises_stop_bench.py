@@ -31,12 +31,20 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 
 ISOLATION = {"Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp"}
 EX = "#ex-coalesced-copy"
-SMALL = """def copy(A, B, n):
-    i = blockIdx.x * blockDim.x + threadIdx.x
+SMALL = """from numba import cuda
+
+
+@cuda.jit
+def copy(A, B, n):
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
     if i < n:
         B[i] = A[i]
 """
-FOREVER = """def copy(A, B, n):
+FOREVER = """from numba import cuda
+
+
+@cuda.jit
+def copy(A, B, n):
     while True:
         pass
 """

@@ -22,13 +22,17 @@ from a11y_site import AXE, CONFIGS  # noqa: E402  (same folder)
 pytestmark = pytest.mark.browser
 PAGE = "chapters/roofline.html"
 EX = "#ex-roofline-horner"
-REFERENCE = """def horner(X, Y, c, n):
-    i = blockIdx.x * blockDim.x + threadIdx.x
+REFERENCE = """from numba import cuda
+
+
+@cuda.jit
+def horner(X, Y, c, n):
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
     if i < n:
         x = X[i]
         y = c[7]
         for k in range(6, -1, -1):
-            y = fma(y, x, c[k])
+            y = y * x + c[k]
         Y[i] = y
 """
 

@@ -17,21 +17,37 @@ CHAPTER = "chapters/gpu.html"
 EX = "#ex-coalesced-copy"
 TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]
 
-WRONG = """def copy(A, B, n):
-    i = blockIdx.x * blockDim.x + threadIdx.x
+WRONG = """from numba import cuda
+
+
+@cuda.jit
+def copy(A, B, n):
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
     if i < n - 1:
         B[i] = A[i]
 """
-OUT_OF_BOUNDS = """def copy(A, B, n):
-    i = blockIdx.x * blockDim.x + threadIdx.x
+OUT_OF_BOUNDS = """from numba import cuda
+
+
+@cuda.jit
+def copy(A, B, n):
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
     B[i] = A[i]
 """
-REFERENCE = """def copy(A, B, n):
-    i = blockIdx.x * blockDim.x + threadIdx.x
+REFERENCE = """from numba import cuda
+
+
+@cuda.jit
+def copy(A, B, n):
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
     if i < n:
         B[i] = A[i]
 """
-FOREVER = """def copy(A, B, n):
+FOREVER = """from numba import cuda
+
+
+@cuda.jit
+def copy(A, B, n):
     while True:
         pass
 """
@@ -120,12 +136,12 @@ def test_wrong_then_right_then_reload(chromium, book_url, config, built_book):
         # an unguarded one: the reader's own line, and the editor marks it
         type_code(page, OUT_OF_BOUNDS, touch)
         text = check(page, touch, "Not yet")
-        assert "line 3" in text and "outside global array A" in text, text
+        assert "line 7" in text and "outside global array A" in text, text
         assert page.locator(f"{EX} .cm-line.exercise-bad-line").inner_text().strip() == "B[i] = A[i]"
         # the starter: correct, but its budget says which figure is wrong and where
         press(page, page.locator(f"{EX} .exercise-reset"), touch)
         text = check(page, touch, "Not yet")
-        assert "sectors_per_request is 32, the budget is <= 4" in text and "line 4" in text, text
+        assert "sectors_per_request is 32 at size 4,096, the budget is <= 4" in text and "line 7" in text, text
         rows = page.locator(f"{EX} .exercise-results table").first.locator("tbody tr")
         assert rows.first.locator("td").nth(1).inner_text() == "32"
         # the reference passes, with budgets, per-line counts and the bytes figure
