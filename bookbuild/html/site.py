@@ -224,7 +224,7 @@ def book_version(cfg: BookConfig) -> str:
 def prose_words(page: xref.Page) -> int:
     """Words a reader reads: text in the page's AST, so code, math, figures' SVG and widget
     drawings do not count towards the reading time."""
-    return sum(len(el["c"].split()) for el in xref.walk(page.ast["blocks"]) if el["t"] == "Str")
+    return sum(len(el["c"].split()) for el in page.elements if el["t"] == "Str")   # walked once already
 
 
 def asset_dirs(cfg: BookConfig) -> list[Path]:
