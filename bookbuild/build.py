@@ -140,11 +140,10 @@ def _write(cfg: config_mod.BookConfig, formats: tuple[str, ...], progress: Progr
     xpages = [xref.Page(ch.source.as_posix(), ch.output.as_posix(), asts[ch.source.as_posix()],
                         pages[ch.source.as_posix()]["text"], ch.appendix)
               for ch in cfg.chapters]
-    index = xref.build_index(xpages)
+    index_path = cfg.root / ".bookcache" / "xref.json"
+    index = cached_index(xpages, index_path)
     xref.check_references(xpages, index)
     cites = check_citations(cfg, xpages)
-    index_path = cfg.root / ".bookcache" / "xref.json"
-    index_path.write_text(json.dumps(index))
     report.timings["read"] = time.perf_counter() - t
 
     def timed(stage: str, write: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -173,6 +172,24 @@ def _write(cfg: config_mod.BookConfig, formats: tuple[str, ...], progress: Progr
             else:
                 report.pdf = result
     write_editions_page(cfg, report, formats)
+
+
+def cached_index(pages: list[xref.Page], index_path: Path) -> dict[str, Any]:
+    """The cross-reference index (xref.build_index), kept in ``index_path`` beside the digest of what
+    it is made of (each page's names, appendix flag and AST): a build whose pages' ASTs are the same
+    reads it back instead of walking every page again. The page's source text only places an error,
+    and an index was kept only where there was none."""
+    from .cache import digest
+    key = digest(json.dumps([[p.source, p.output, p.appendix, p.ast_digest] for p in pages]))
+    key_path = index_path.with_name(index_path.name + ".key")
+    if index_path.exists() and key_path.exists() and key_path.read_text() == key:
+        return json.loads(index_path.read_text())
+    index = xref.build_index(pages)
+    text = json.dumps(index)
+    if not index_path.exists() or index_path.read_text() != text:
+        index_path.write_text(text)
+    key_path.write_text(key)
+    return index
 
 
 def _then(first, second: Callable[[], Any]) -> tuple[Any, Any]:

@@ -97,10 +97,9 @@ def subset_fonts(src: Path, dest: Path, root: Path) -> bool:
     bookbuild.cache.user_cache_dir)."""
     chars = used_characters(root)
     key = digest(chars, *(p.name + str(p.stat().st_size) for p in sorted(src.glob("*.woff2"))))
-    try:
-        import fontTools  # noqa: F401
-    except ImportError:
-        return False
+    import importlib.util
+    if importlib.util.find_spec("fontTools") is None:    # found, not imported: its logging and
+        return False                                    # timeit are a no-op build's time
 
     def make(tmp: Path) -> None:
         import multiprocessing

@@ -58,8 +58,7 @@ def write_site(cfg: BookConfig, pages: list[xref.Page], index: dict[str, Any], i
     copy = cfg.html.get("code-copy") is not False
     bodies = {k: reader.apply(heading_ids(v), figure_source(cfg, k), copy=copy) for k, v in bodies.items()}
 
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
-                             trim_blocks=True, lstrip_blocks=True)
+    env = template_env(cfg.root / ".bookcache")
     env.filters["site_relative"] = lambda html, root: site_relative(html, root or "")
     env.filters["after_first_h1"] = lambda html, insert: markupsafe.Markup(html.replace("</h1>", "</h1>\n" + str(insert), 1))
     template = env.get_template("page.html")
@@ -107,6 +106,22 @@ def write_site(cfg: BookConfig, pages: list[xref.Page], index: dict[str, Any], i
         t = time.perf_counter()
         run_pagefind(cfg)
         progress("search", "pagefind index", time.perf_counter() - t)
+
+
+TEMPLATE_OPTIONS = {"autoescape": True, "trim_blocks": True, "lstrip_blocks": True}
+
+
+def template_env(cache: Path) -> jinja2.Environment:
+    """The page template's environment; its compiled templates kept in ``cache`` (Jinja's bytecode
+    cache checks each template's source and Jinja's and Python's versions; the folder is named by
+    these options, which it does not check), a tenth of a second a build."""
+    import hashlib
+    import json
+    name = hashlib.sha256(json.dumps(TEMPLATE_OPTIONS, sort_keys=True).encode()).hexdigest()[:12]
+    folder = cache / f"jinja-{name}"
+    folder.mkdir(parents=True, exist_ok=True)
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), **TEMPLATE_OPTIONS,
+                              bytecode_cache=jinja2.FileSystemBytecodeCache(str(folder)))
 
 
 def navigation(cfg: BookConfig, index: dict[str, Any]) -> list[dict[str, Any]]:
@@ -224,7 +239,7 @@ def book_version(cfg: BookConfig) -> str:
 def prose_words(page: xref.Page) -> int:
     """Words a reader reads: text in the page's AST, so code, math, figures' SVG and widget
     drawings do not count towards the reading time."""
-    return sum(len(el["c"].split()) for el in xref.walk(page.ast["blocks"]) if el["t"] == "Str")
+    return sum(len(el["c"].split()) for el in page.elements if el["t"] == "Str")   # walked once already
 
 
 def asset_dirs(cfg: BookConfig) -> list[Path]:

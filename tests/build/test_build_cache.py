@@ -244,3 +244,24 @@ def test_many_chapters_run_in_two_kernels_each_from_a_clean_namespace(fixture_bo
     pids = {r: html(fixture_book, r.replace(".qmd", ".html")).split("Kernel ")[1].split(".")[0] for r in extra}
     assert pids["chapters/x0.qmd"] != pids["chapters/x1.qmd"]  # they met: two kernels at once
     assert len(set(pids.values())) == 2
+
+
+def test_the_cross_reference_index_is_read_back_while_the_pages_asts_are_the_same(warm_book, monkeypatch):
+    """A build whose pages read into the same ASTs does not walk them for the index again; a new
+    heading (a new label) makes it again, and the page's contents entry links to it."""
+    import json
+    import sys
+    build(warm_book, ("html",), search=False)
+    made = json.loads((warm_book / ".bookcache" / "xref.json").read_text())
+    xref = sys.modules["bookbuild.pandoc.xref"]
+    walked = []
+    real = xref.build_index
+    monkeypatch.setattr(xref, "build_index", lambda pages: walked.append(1) or real(pages))
+    build(warm_book, ("html",), search=False)
+    assert walked == [] and json.loads((warm_book / ".bookcache" / "xref.json").read_text()) == made
+    chapter = warm_book / "chapters" / "one.qmd"
+    chapter.write_text(chapter.read_text() + "\n## A new section {#sec-new-one}\n\nText.\n")
+    build(warm_book, ("html",), search=False)
+    assert walked == [1]
+    assert "sec-new-one" in json.loads((warm_book / ".bookcache" / "xref.json").read_text())["labels"]
+    assert 'href="#sec-new-one"' in (warm_book / "_book" / "chapters" / "one.html").read_text()

@@ -353,3 +353,16 @@ def test_code_copy_false_turns_the_copy_buttons_off(warm_book):
     one = BeautifulSoup((warm_book / "_book/chapters/one.html").read_text(encoding="utf-8"), "html.parser")
     assert one.select("main div.sourceCode")
     assert not one.select("button.copy-code") and not one.select(".has-copy")
+
+
+def test_the_page_template_is_compiled_once_and_read_back_from_the_build_cache(tmp_path, monkeypatch):
+    import jinja2
+    from bookbuild.html.site import template_env
+    first = template_env(tmp_path)
+    first.filters["site_relative"] = first.filters["after_first_h1"] = lambda html, *a: html
+    first.get_template("page.html")
+    assert any(tmp_path.glob("jinja-*/*.cache"))
+    monkeypatch.setattr(jinja2.Environment, "compile", lambda *a, **k: (_ for _ in ()).throw(AssertionError("compiled again")))
+    again = template_env(tmp_path)
+    again.filters["site_relative"] = again.filters["after_first_h1"] = lambda html, *a: html
+    again.get_template("page.html")

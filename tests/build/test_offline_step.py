@@ -53,3 +53,48 @@ def test_a_build_with_nothing_changed_rewrites_no_page_and_does_not_make_the_wor
     stamps = {p: p.stat().st_mtime_ns for p in outputs}
     build(warm_book, ("html",), search=False)
     assert {p: p.stat().st_mtime_ns for p in outputs} == stamps, "a build with nothing changed rewrote files"
+
+
+def _small_site(site: Path) -> None:
+    (site / "chapters").mkdir(parents=True)
+    (site / "assets").mkdir()
+    (site / "index.html").write_text("<html><head></head><body>Book</body></html>", encoding="utf-8")
+    (site / "chapters" / "a.html").write_text("<html><head></head><body>A lot of parallelism</body></html>", encoding="utf-8")
+    (site / "assets" / "book.css").write_text("body { margin: 0 }\n", encoding="utf-8")
+
+
+def test_a_page_whose_text_changed_gets_the_worker_workbox_would_make_without_node(tmp_path, monkeypatch):
+    """Only a file's contents changed (no file came or went): the step takes the list of the last
+    sw.js and each file's SHA-256 in Python, and writes byte for byte the sw.js and offline.json
+    that Node and Workbox make of the same site."""
+    import bookbuild.html.offline as offline
+    site = tmp_path / "site"
+    _small_site(site)
+    write_offline(site, "A book", root=ROOT)                    # Workbox makes the first one
+    page = site / "chapters" / "a.html"
+    page.write_text(page.read_text(encoding="utf-8").replace("A lot of", "Plenty of"), encoding="utf-8")
+    node = offline.workbox_worker
+    monkeypatch.setattr(offline, "workbox_worker", lambda *a: (_ for _ in ()).throw(AssertionError("Node ran")))
+    python = write_offline(site, "A book", root=ROOT)
+    ours = {n: (site / n).read_bytes() for n in ("sw.js", "offline.json")}
+    (site / "sw.js").unlink()                                   # so Workbox makes it again, from scratch
+    monkeypatch.setattr(offline, "workbox_worker", node)
+    workbox = write_offline(site, "A book", root=ROOT)
+    assert {n: (site / n).read_bytes() for n in ("sw.js", "offline.json")} == ours
+    assert python == workbox and python["build"] != "", python
+
+
+def test_a_new_file_or_a_foreign_worker_goes_to_workbox(tmp_path, monkeypatch):
+    import bookbuild.html.offline as offline
+    site = tmp_path / "site"
+    _small_site(site)
+    write_offline(site, "A book", root=ROOT)
+    modules = offline.node_modules(ROOT)
+    runtime = offline.runtime_files(site)
+    assert offline.revised_worker(site, runtime, modules) is not None     # nothing came or went
+    (site / "chapters" / "b.html").write_text("<html><head></head><body>B</body></html>", encoding="utf-8")
+    assert offline.revised_worker(site, runtime, modules) is None         # a file came: Workbox lists it
+    write_offline(site, "A book", root=ROOT)
+    assert '"url":"chapters/b.html"' in (site / "sw.js").read_text(encoding="utf-8")
+    (site / "sw.js").write_text((site / "sw.js").read_text(encoding="utf-8") + "// edited\n", encoding="utf-8")
+    assert offline.revised_worker(site, runtime, modules) is None         # not the sw.js it would write

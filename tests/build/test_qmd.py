@@ -60,3 +60,16 @@ def test_bad_cell_options_name_the_line():
 def test_unclosed_front_matter():
     with pytest.raises(BuildError, match="never closed"):
         parse(Path("c.qmd"), "---\ntitle: x\n\nbody\n")
+
+
+def test_cell_options_read_with_libyaml_are_what_the_python_loader_reads_and_errors_say_the_same():
+    import yaml
+    from bookbuild.project.qmd import load_yaml
+    text = 'label: fig-a\nfig-cap: "A [line](x.html)."\necho: false\nfig-width: 4.5\nn: 07\nwhen: 2024-01-02\nkeys: [a, b]\n'
+    assert load_yaml(text) == yaml.safe_load(text)
+    bad = "label: [unclosed\nfig-cap: x\n"
+    with pytest.raises(yaml.YAMLError) as ours:
+        load_yaml(bad)
+    with pytest.raises(yaml.YAMLError) as python:
+        yaml.safe_load(bad)
+    assert str(ours.value) == str(python.value)

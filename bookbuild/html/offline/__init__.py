@@ -146,6 +146,17 @@ def write_offline(site: Path, title: str, description: str | None = None, root: 
     if kept.get("inputs") == inputs and (site / "sw.js").exists():
         return kept                                 # nothing the worker lists changed since it was made
     modules = node_modules(Path(root or Path.cwd()))
+    made = revised_worker(site, runtime, modules)
+    if made is None:
+        made = workbox_worker(site, runtime, modules)
+    info = {"build": made["build"], "files": made["count"] + len(runtime["files"]), "bytes": made["size"],
+            "runtime_bytes": runtime["bytes"], "total_bytes": made["size"] + runtime["bytes"], "inputs": inputs}
+    (site / "offline.json").write_text(json.dumps(info) + "\n", encoding="utf-8")
+    return info
+
+
+def workbox_worker(site: Path, runtime: dict, modules: Path) -> dict:
+    """sw.js and workbox-v<version>/ made by Workbox in Node (sw_build.cjs): {count, size, build}."""
     import os
     proc = subprocess.run(["node", str(BUILDER), str(site), str(SW_SOURCE), json.dumps(runtime)],
                           cwd=modules.parent, capture_output=True, text=True,
@@ -153,8 +164,79 @@ def write_offline(site: Path, title: str, description: str | None = None, root: 
     if proc.returncode != 0:
         raise BuildError("the service worker could not be made (workbox-build; run scripts/install.sh)",
                          BUILDER, detail=proc.stderr[-2000:])
-    made = json.loads(proc.stdout)
-    info = {"build": made["build"], "files": made["count"] + len(runtime["files"]), "bytes": made["size"],
-            "runtime_bytes": runtime["bytes"], "total_bytes": made["size"] + runtime["bytes"], "inputs": inputs}
-    (site / "offline.json").write_text(json.dumps(info) + "\n", encoding="utf-8")
-    return info
+    return json.loads(proc.stdout)
+
+
+# Workbox's own placeholder for the precache list (injectManifest's default injectionPoint) and the
+# list as it writes it in: fast-json-stable-stringify of [{url, revision}], so keys sorted.
+INJECTION_POINT = "self.__WB_MANIFEST"
+PRECACHE_LIST = re.compile(r'\[\{"revision":"[0-9a-f]{32}","url":.*?"\}\]')
+
+
+def _js_json(value) -> str:
+    """JSON as JavaScript's JSON.stringify writes it (no spaces, non-ASCII as is)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _worker_text(site: Path, runtime: dict, workbox: str, entries: list[dict], size: int) -> tuple[str, str]:
+    """sw.js as sw_build.cjs writes it for this precache list, and the build's name."""
+    import hashlib
+    source = SW_SOURCE.read_text(encoding="utf-8").replace("__WORKBOX__", workbox).replace("__RUNTIME__", _js_json(runtime))
+    listed = _js_json([{"revision": e["revision"], "url": e["url"]} for e in entries])
+    build = hashlib.sha256(_js_json([{"url": e["url"], "revision": e["revision"]} for e in entries]).encode()).hexdigest()[:16]
+    text = source.replace(INJECTION_POINT, listed).replace("__BUILD__", build).replace("__SIZE__", str(size))
+    return text, build
+
+
+def precached(rel: str) -> bool:
+    """Whether Workbox lists the site file ``rel`` (sw_build.cjs's globPatterns and globIgnores, and
+    glob's own rule that a name starting with a dot matches no ``*``)."""
+    parts = rel.split("/")
+    if any(p.startswith(".") for p in parts):
+        return False
+    if rel in ("sw.js", "offline.json", HEADERS_FILE) or parts[0] in ("pyodide", "pdf") or parts[0].startswith("workbox-v"):
+        return False
+    if rel.endswith((".pdf", ".epub")):
+        return False
+    return not (rel.startswith("assets/katex/fonts/") and len(parts) == 4 and rel.endswith((".ttf", ".woff")))
+
+
+def revised_worker(site: Path, runtime: dict, modules: Path) -> dict | None:
+    """The service worker made again without Node where only files' contents changed: the same files
+    as the list in the last sw.js (same names, Workbox's order), each with its SHA-256 revision taken
+    now, in the same sw.js Workbox would write. None (Node and Workbox make it) where a file came or
+    went, the worker's source, the runtime or Workbox changed, or the last sw.js is not what this
+    function would have written for its own list (so a hand-edited or foreign sw.js is never trusted)."""
+    import hashlib
+    import os
+    try:
+        old = (site / "sw.js").read_text(encoding="utf-8")
+        version = json.loads((modules / "workbox-build" / "package.json").read_text(encoding="utf-8"))["version"]
+        kept = json.loads((site / "offline.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, KeyError):
+        return None
+    workbox = f"workbox-v{version}"
+    found = PRECACHE_LIST.findall(old)
+    if not (site / workbox).is_dir() or len(found) != 1:
+        return None
+    entries = json.loads(found[0])
+    names = []
+    for folder, dirs, files in os.walk(site):
+        rel = os.path.relpath(folder, site)
+        rel = "" if rel == "." else rel + "/"
+        names += [rel + f for f in files if precached(rel + f)]
+    if sorted(names) != sorted(e["url"] for e in entries) or len(names) != len(set(names)):
+        return None
+    sizes = {n: (site / n).stat().st_size for n in names}
+    if max(sizes.values(), default=0) > 64 * 1024 * 1024:      # sw_build.cjs's maximumFileSizeToCacheInBytes
+        return None
+    old_size = kept.get("bytes")
+    text, build = _worker_text(site, runtime, workbox, entries, old_size)
+    if text != old or build != kept.get("build"):
+        return None                                  # not the sw.js this list would give: Workbox decides
+    entries = [{"url": e["url"], "revision": hashlib.sha256((site / e["url"]).read_bytes()).hexdigest()[:32]}
+               for e in entries]
+    size = sum(sizes.values())
+    text, build = _worker_text(site, runtime, workbox, entries, size)
+    _write_if_changed(site / "sw.js", text)
+    return {"count": len(entries), "size": size, "build": build}
