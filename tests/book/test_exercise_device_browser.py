@@ -240,7 +240,8 @@ def test_the_measured_device_script_is_fetched_only_where_a_page_shows_a_stored_
 def test_a_kernel_without_arithmetic_gets_its_time_bound_on_the_readers_device(chromium, book_url):
     """The GPU chapter's copy: no point on a roofline (no FLOPs), its bytes' time bound instead,
     on the datasheet's bandwidth and on each measured device's."""
-    ex, code = "#ex-coalesced-copy", ("def copy(A, B, n):\n    i = blockIdx.x * blockDim.x + threadIdx.x\n"
+    ex, code = "#ex-coalesced-copy", ("from numba import cuda\n\n\n@cuda.jit\ndef copy(A, B, n):\n"
+                                      "    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x\n"
                                       "    if i < n:\n        B[i] = A[i]\n")
     context, page, errors = open_page(chromium, book_url + "chapters/gpu.html", "desktop-light", stored=True)
     try:
