@@ -36,10 +36,12 @@ PRINT_MIN_PT = 7.0
 
 
 def pdf_text_width_pt() -> float:
-    """The PDF's text column: A4 (_quarto.yml's typst papersize) less the template's side margins."""
-    assert "papersize: a4" in (ROOT / "_quarto.yml").read_text()
-    template = (ROOT / "bookbuild" / "pdf" / "templates" / "book.typ").read_text()
-    margin_cm = float(re.search(r"margin: \(x: ([\d.]+)cm", template).group(1))
+    """The PDF's text column: A4 less the side margins, both from _quarto.yml's `format: typst:`,
+    which our template and Quarto's partials read alike."""
+    import yaml
+    typst = yaml.safe_load((ROOT / "_quarto.yml").read_text())["format"]["typst"]
+    assert typst["papersize"] == "a4"
+    margin_cm = float(re.fullmatch(r"([\d.]+)cm", str(typst["margin"]["x"])).group(1))
     return (A4_WIDTH_CM - 2 * margin_cm) / 2.54 * 72
 GIB = 2**30
 
