@@ -20,7 +20,11 @@ import { loadPyodide } from "./pyodide/pyodide.mjs";
 const py = await loadPyodide({ indexURL: "./pyodide/" });
 const files = await (await fetch("./calc-files.json")).json();
 py.FS.mkdirTree("/book/calc");
-for (const f of files) py.FS.writeFile("/book/calc/" + f, await (await fetch("./calc/" + f)).text());
+for (const f of files) {
+  const dir = f.includes("/") ? "/book/calc/" + f.slice(0, f.lastIndexOf("/")) : null;
+  if (dir) py.FS.mkdirTree(dir);                       // calc's packages (calc/sim/)
+  py.FS.writeFile("/book/calc/" + f, await (await fetch("./calc/" + f)).text());
+}
 py.runPython("import sys; sys.path.insert(0, '/book')");
 window.run = (code) => py.runPython(code);
 window.ready = true;
@@ -28,15 +32,18 @@ window.ready = true;
 
 
 def make_pyodide_site(where: Path, calc_dir: Path = ROOT / "calc") -> Path:
-    """Write the page (index.html), Pyodide's files and calc/*.py (from ``calc_dir``) into ``where``;
+    """Write the page (index.html), Pyodide's files and calc's modules, its packages' too (from
+    ``calc_dir``), into ``where``;
     returns it."""
     pyo = ROOT / "node_modules" / "pyodide"
     (where / "pyodide").mkdir(parents=True, exist_ok=True)
     for name in PYODIDE_FILES:
         shutil.copy(pyo / name, where / "pyodide" / name)
     (where / "calc").mkdir(exist_ok=True)
-    files = sorted(p.name for p in calc_dir.glob("*.py"))
+    files = sorted(p.relative_to(calc_dir).as_posix() for p in calc_dir.rglob("*.py")
+                   if "__pycache__" not in p.parts)          # calc/sim/ too
     for name in files:
+        (where / "calc" / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(calc_dir / name, where / "calc" / name)
     (where / "calc-files.json").write_text(json.dumps(files))
     (where / "index.html").write_text(PAGE)
