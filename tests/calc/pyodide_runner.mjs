@@ -48,6 +48,8 @@ function copyTree(dir) {
 }
 copyTree(join(root, "calc"));
 copyTree(join(root, "tests", "calc"));
+// the answer-reading cases tests/calc/test_problems.py shares with the page's module
+put(join(book, "tests", "fixtures", "problem_units.json"), readFileSync(join(root, "tests", "fixtures", "problem_units.json")));
 put(join(book, "references.bib"), readFileSync(join(root, "references.bib")));
 // the chapters' exercises, whose references' counts test_sim_counts.py holds in Pyodide too
 put(join(book, "_quarto.yml"), readFileSync(join(root, "_quarto.yml")));

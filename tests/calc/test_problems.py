@@ -1,9 +1,9 @@
 """calc.problems: reading a reader's answer (the same cases as assets/js/problem-units.js, from
 tests/fixtures/problem_units.json), showing numbers at two or three figures, a problem's worked
-answer, the static validation `bookbuild check` uses, and the Solutions appendix's problems."""
+answer, the static validation `bookbuild check` uses, and the Solutions appendix's problems. (The
+page's own module on the same cases runs in node: tests/build/test_problem_units_js.py; this file
+also runs inside Pyodide, tests/calc/test_in_pyodide.py.)"""
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -26,28 +26,6 @@ def _expect(got, case):
 @pytest.mark.parametrize("case", CASES, ids=[c[0] or "(empty)" for c in CASES])
 def test_grade_python(case):
     _expect(P.grade(*case[:5]), case)
-
-
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
-def test_grade_javascript_agrees():
-    # the page's module on the same cases, in one node run
-    script = ("import {grade} from " + json.dumps((ROOT / "assets/js/problem-units.js").as_uri()) + ";\n"
-              "import {readFileSync} from 'node:fs';\n"
-              "const cases = JSON.parse(readFileSync(process.argv[1], 'utf8')).cases;\n"
-              "console.log(JSON.stringify(cases.map((c) => grade(...c.slice(0, 5)))));\n")
-    out = subprocess.run(["node", "--input-type=module", "-e", script, str(ROOT / "tests/fixtures/problem_units.json")],
-                         capture_output=True, text=True, check=True).stdout
-    for case, got in zip(CASES, json.loads(out), strict=True):
-        _expect(got, case)
-
-
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
-def test_the_page_knows_the_same_unit_words():
-    script = ("import {ATOM_TABLE} from " + json.dumps((ROOT / "assets/js/problem-units.js").as_uri()) + ";\n"
-              "console.log(JSON.stringify(ATOM_TABLE));\n")
-    js = json.loads(subprocess.run(["node", "--input-type=module", "-e", script], capture_output=True, text=True,
-                                   check=True).stdout)
-    assert js == {k: [s, list(d)] for k, (s, d) in P._ATOMS.items()}
 
 
 def test_units_of_another_dimension_are_refused_with_what_each_measures():
