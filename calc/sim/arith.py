@@ -76,8 +76,7 @@ def fmax(a, b):
 # falls out of it in practice: e^x above FP32's largest value (3.4e38, so x > 88.72) is inf, as
 # CUDA's expf gives. A softmax that skips the row's maximum then reads inf / inf = nan, as it would
 # on the GPU, and the launch records where (Report.overflow) for the checker's message.
-FP32_MAX = 3.4028234663852886e38
-EXP_LIMIT = math.log(FP32_MAX)      # 88.72...
+FP32_MAX, EXP_LIMIT = warp.FP32_MAX, warp.EXP_LIMIT
 
 
 def exp(x):

@@ -255,17 +255,19 @@ def fmax(st, a, b):
         raise _fail() from None
 
 
-_EXP_LIMIT = math.log(3.4028234663852886e38)   # calc.sim.arith.EXP_LIMIT: past it, FP32's exp is inf
+# FP32's range, where the simulator models it (calc.sim.arith.exp): e^x past FP32_MAX is inf
+FP32_MAX = 3.4028234663852886e38
+EXP_LIMIT = math.log(FP32_MAX)      # 88.72...
 
 
 def exp(st, x):
     # An exponential past FP32's range goes to the per-thread executor, which records where.
     if x.__class__ is not Lanes:
-        if x > _EXP_LIMIT:
+        if x > EXP_LIMIT:
             raise _fail()
         _log_flop(st, 1)
         return math.exp(x)
-    if max(x.v) > _EXP_LIMIT:
+    if max(x.v) > EXP_LIMIT:
         raise _fail()
     _log_flop(st, 1)
     return _map1(math.exp, x.v)

@@ -78,9 +78,9 @@ def kernel_source(kernel) -> str:
     """A canonical kernel's Python text (``.source`` where the simulator keeps it, else the function's)."""
     import inspect
     import textwrap
-    lines = getattr(kernel, "__warpsim_source__", None)   # calc.sim.lang: the text it compiled, constants in
-    if isinstance(lines, dict) and lines:
-        return "\n".join(lines.get(k, "") for k in range(1, max(lines) + 1)) + "\n"
+    text = getattr(kernel, "__sim_text__", None)   # calc.sim.lang: the text it compiled, constants in
+    if isinstance(text, str):
+        return text
     for attr in ("source", "__source__", "py_source"):
         if isinstance(getattr(kernel, attr, None), str):
             return getattr(kernel, attr)

@@ -222,9 +222,9 @@ def captured_launches(run_name: str, args: tuple) -> list:
 
 def kernel_source(kernel) -> str:
     """A canonical kernel's text: ``.source`` where the simulator keeps it, else the function's own."""
-    lines = getattr(kernel, "__warpsim_source__", None)   # calc.sim.lang: the text it compiled, constants in
-    if isinstance(lines, dict) and lines:
-        return "\n".join(lines.get(k, "") for k in range(1, max(lines) + 1)) + "\n"
+    text = getattr(kernel, "__sim_text__", None)   # calc.sim.lang: the text it compiled, constants in
+    if isinstance(text, str):
+        return text
     for attr in ("source", "__source__", "py_source"):
         text = getattr(kernel, attr, None)
         if isinstance(text, str):
